@@ -1,0 +1,54 @@
+// Executor: runs a JobPlan on one target (this host, Docker, Slurm here or over SSH):
+// renders what it needs into the work dir, then runs, watches and judges the job.
+#ifndef TRTLLM_RUN_EXECUTOR_H_
+#define TRTLLM_RUN_EXECUTOR_H_
+
+#include <ostream>
+#include <string>
+
+#include "trtllm_run/cancel.h"
+#include "trtllm_run/export.h"
+#include "trtllm_run/job_spec.h"
+#include "trtllm_run/plan.h"
+#include "trtllm_run/request.h"
+#include "trtllm_run/result.h"
+#include "trtllm_run/scenario.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+// What an executor may use while running. Pointers are never null unless stated; all
+// are owned by the caller and outlive Execute().
+struct ExecContext {
+  Scenario* scenario = nullptr;
+  CancellationToken* cancel = nullptr;
+  std::ostream* terminal = nullptr;  // live job output; null: do not echo
+  std::ostream* progress = nullptr;  // status lines for people; null: quiet
+  int kill_grace_seconds = 30;       // SIGTERM -> SIGKILL grace for ended jobs
+  double poll_interval_seconds = 0.5;
+};
+
+class TRTLLM_RUN_API Executor {
+ public:
+  virtual ~Executor();
+
+  // The scenario name this executor serves ("local_direct", ...).
+  virtual std::string Name() const = 0;
+
+  // Checks what can be checked before anything is written: inputs this executor needs,
+  // tools it needs. No side effects. Errors are kInvalidInput naming the input.
+  virtual Status Validate(const CaseRequest& request, const JobPlan& plan) const = 0;
+
+  // Fills `spec` (spec->work_dir, log_file, scenario are set by the caller) and writes
+  // job_spec.json and any scripts into the existing, empty work dir. Starts nothing.
+  virtual Status Prepare(const CaseRequest& request, const JobPlan& plan, JobSpec* spec) = 0;
+
+  // Runs a prepared job to a verdict and returns it; infrastructure failures are a
+  // RunResult with status ERROR and the evidence. Leaves no process or job running,
+  // also when context.cancel fires.
+  virtual RunResult Execute(const JobSpec& spec, const ExecContext& context) = 0;
+};
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_EXECUTOR_H_

@@ -1,0 +1,61 @@
+// JobSpec: the manifest an executor writes into the work dir (job_spec.json) and reads
+// back to run, re-attach to or cancel a job. The file is the contract between planning
+// and execution: everything an executor needs later is in it.
+#ifndef TRTLLM_RUN_JOB_SPEC_H_
+#define TRTLLM_RUN_JOB_SPEC_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/export.h"
+#include "trtllm_run/plan.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+struct JobSpec {
+  std::string scenario;       // executor name: local_direct, local_slurm, ...
+  std::string workflow_type;  // custom, bench, eval, pytest
+  std::string model_name;
+  std::string work_dir;       // absolute
+  std::string log_file;       // absolute
+  std::string repo_root;      // absolute
+  std::string direct_cmd;     // local_direct: the command, run with bash -c
+  std::vector<EnvVar> custom_env;
+  int monitor_timeout_seconds = 3600;
+  std::vector<std::string> success_patterns;
+  std::vector<std::string> failure_patterns;
+
+  int required_devices = 1;
+  int total_required_devices = 1;
+  int required_devices_per_node = 1;
+  int node_count = 1;
+  std::string job_name;
+  std::string container_image;
+  bool build_project = true;
+  bool skip_install = false;
+  std::string script_path;  // rendered script, when the executor writes one
+
+  // Executor-specific string fields, written as top-level keys. Third-party executors
+  // keep their own state here; keys must not collide with the fields above.
+  std::map<std::string, std::string> extra;
+};
+
+// Serializes `spec` as a JSON object (pretty-printed, stable key order).
+TRTLLM_RUN_API std::string JobSpecToJson(const JobSpec& spec);
+
+// Parses job_spec.json text. `origin` (a path) is named in errors. Unknown keys that hold
+// strings land in `extra`; missing required keys (scenario, work_dir) are errors.
+TRTLLM_RUN_API Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& origin);
+
+// Writes <spec.work_dir>/job_spec.json atomically (temp file + fsync + rename).
+TRTLLM_RUN_API Status WriteJobSpec(const JobSpec& spec);
+
+// Reads <work_dir>/job_spec.json.
+TRTLLM_RUN_API Result<JobSpec> ReadJobSpec(const std::string& work_dir);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_JOB_SPEC_H_

@@ -1,0 +1,102 @@
+// CaseRequest: every input of the case executor (spec 000 "Inputs", spec 002 "Input"),
+// from CLI flags, a request file, or code. Every field is optional so that "not given"
+// is distinguishable from a default: defaults are applied by the workflow and executor
+// that own them, never here.
+#ifndef TRTLLM_RUN_REQUEST_H_
+#define TRTLLM_RUN_REQUEST_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trtllm_run/export.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+struct CaseRequest {
+  // Core inputs. At most one of test_cmd / bench_cmd / eval_cmd / custom_* may be given.
+  std::optional<std::string> test_cmd;
+  std::optional<std::string> bench_cmd;
+  std::optional<std::string> eval_cmd;
+  std::optional<std::string> custom_cmd;
+  std::optional<std::string> custom_script;  // takes precedence over custom_cmd
+  std::optional<std::string> custom_env;     // space-separated KEY=VALUE pairs (shell quoting)
+  std::optional<std::string> perf_config_yaml;
+  std::optional<std::string> model_name;
+  std::optional<int> required_devices;
+  std::optional<int> total_required_devices;
+  std::optional<int> required_devices_per_node;
+  std::optional<bool> skip_install;
+  std::optional<bool> build_project;
+  std::optional<std::string> container_image;
+  std::optional<std::string> monitor_timeout;  // 1h, 30m, 3600s, HH:MM:SS, or seconds
+
+  // Environment and Slurm inputs.
+  std::optional<int> node_count;
+  std::optional<std::string> partition;
+  std::optional<std::string> account;
+  std::optional<std::string> time_limit;
+  std::optional<std::string> device_type;
+  std::optional<std::string> checkpoint_path;
+  std::optional<std::string> models_path;
+  std::optional<std::string> llm_models_root;
+  std::optional<std::string> container_runtime;  // pyxis (default) or none
+
+  // Remote Slurm inputs. The password is never serialized (see slurm_password_file).
+  std::optional<std::string> slurm_cluster;
+  std::optional<std::string> ssh_host;
+  std::optional<std::string> user_name;
+  std::optional<std::string> slurm_user;
+  std::optional<std::string> remote_cwd;
+  std::optional<std::string> remote_repo_path;
+  std::optional<std::string> repo_url;
+  std::optional<std::string> repo_branch;
+  std::vector<std::string> extra_files;
+
+  // Where and how to run.
+  std::optional<std::string> repo_root;  // default: the git top level above the cwd, else cwd
+  std::optional<std::string> scenario;   // executor name; default: chosen by routing
+
+  // Secret: held in memory only; never written to job_spec.json, result.json or logs.
+  std::optional<std::string> slurm_password;
+};
+
+// The kinds of command a request can carry; the workflow that claims it follows from it.
+enum class CommandKind { kNone, kCustom, kBench, kEval, kTest };
+
+// Returns which command the request carries, or kInvalidInput naming both fields when
+// commands of two different kinds are given (custom_cmd with custom_script is one kind).
+TRTLLM_RUN_API Result<CommandKind> ClassifyCommand(const CaseRequest& request);
+
+enum class FieldType { kString, kInt, kBool, kStringList };
+
+// One request field: its snake_case name (request files) and kebab-case flag (CLI).
+struct RequestField {
+  std::string name;  // e.g. "custom_cmd"
+  std::string flag;  // e.g. "custom-cmd"
+  FieldType type;
+  std::string help;
+};
+
+// All settable fields in a stable order. slurm_password is not among them.
+TRTLLM_RUN_API const std::vector<RequestField>& RequestFields();
+
+// Sets the field `name` (snake_case or kebab-case) from its text form. `origin` names
+// where the value came from ("--tp", "case.yaml:3") for error messages. Ints must be
+// positive, bools are true/false/yes/no/1/0, string lists append.
+TRTLLM_RUN_API Status SetRequestField(CaseRequest* request, std::string_view name,
+                                      std::string_view value, std::string_view origin);
+
+// Reads a request file (YAML or JSON mapping of field names to values) into `request`,
+// overwriting fields the file names. Unknown keys, wrong types and a slurm_password key
+// are errors naming the file, line and the valid choices.
+TRTLLM_RUN_API Status LoadRequestFile(const std::string& path, CaseRequest* request);
+
+// Copies every field given in `overrides` onto `base`.
+TRTLLM_RUN_API void MergeRequest(const CaseRequest& overrides, CaseRequest* base);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_REQUEST_H_

@@ -1,0 +1,89 @@
+// RunResult: the verdict of one case, and how it maps to exit codes and reports.
+#ifndef TRTLLM_RUN_RESULT_H_
+#define TRTLLM_RUN_RESULT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/export.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+enum class RunStatus {
+  kPassed,
+  kFailed,
+  kTimeout,
+  kHangDetected,
+  kCancelled,
+  kOutOfMemory,
+  kError,  // infrastructure failure, or evidence that does not support any other verdict
+};
+
+// "PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED", "OUT_OF_MEMORY", "ERROR".
+TRTLLM_RUN_API const char* RunStatusName(RunStatus status);
+TRTLLM_RUN_API std::optional<RunStatus> RunStatusFromName(const std::string& name);
+
+// Process exit codes of the CLI. Bad input (nothing started) is 2; see README.
+enum ExitCode : int {
+  kExitPassed = 0,
+  kExitFailed = 1,
+  kExitBadInput = 2,
+  kExitError = 3,
+  kExitTimeout = 4,
+  kExitHangDetected = 5,
+  kExitCancelled = 6,
+  kExitOutOfMemory = 7,
+  kExitUserInterrupt = 130,
+};
+
+struct RunResult {
+  RunStatus status = RunStatus::kError;
+  std::string reason;                // one line: why this verdict (the evidence)
+  std::optional<int> exit_code;      // of the command or job, when it exited
+  std::optional<int> signal;         // the signal that ended it, when one did
+  bool user_interrupt = false;       // CANCELLED because the user pressed Ctrl-C (exit 130)
+  std::string cancelled_by;          // "SIGINT", "SIGTERM", "scancel by <user>", ...
+
+  std::string workflow_type;
+  std::string scenario;
+  std::string model_name;
+  std::string command;
+  std::string work_dir;
+  std::string log_file;
+  std::vector<std::string> log_tail;  // last lines of the log
+  std::string diagnosis;              // what the failure likely means and what to do
+  std::vector<std::string> errors;
+  std::vector<std::string> notes;     // routing and derivation decisions
+
+  std::string started_at;   // ISO 8601 UTC
+  std::string finished_at;  // ISO 8601 UTC
+  double duration_seconds = 0;
+  int monitor_timeout_seconds = 0;
+  std::uint64_t log_bytes_written = 0;  // size of the log when the verdict was made
+  std::uint64_t log_bytes_read = 0;     // bytes the watcher read to make it
+
+  // Scheduler or executor details (job id, container name, ...), reported as-is.
+  std::map<std::string, std::string> details;
+};
+
+// The CLI exit code for a result (PASSED 0 ... OUT_OF_MEMORY 7, user interrupt 130).
+TRTLLM_RUN_API int ExitCodeFor(const RunResult& result);
+
+// result.json: a JSON object with schema_version 1 (documented in the README).
+TRTLLM_RUN_API std::string ResultToJson(const RunResult& result);
+TRTLLM_RUN_API Result<RunResult> ResultFromJson(const std::string& text, const std::string& origin);
+
+// Writes <result.work_dir>/result.json atomically.
+TRTLLM_RUN_API Status WriteResult(const RunResult& result);
+
+// The human summary (spec 000 Step 6): task type, image, command, status, exit code,
+// log file, work dir, errors. Multi-line, no trailing newline.
+TRTLLM_RUN_API std::string FormatSummary(const RunResult& result);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_RESULT_H_

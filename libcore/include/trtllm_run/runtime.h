@@ -1,0 +1,71 @@
+// Runtime: the pipeline of one case. classify -> plan -> route -> validate -> work dir ->
+// prepare -> execute -> result.json. Embedding tools use this header (and the types it
+// includes) and nothing else.
+#ifndef TRTLLM_RUN_RUNTIME_H_
+#define TRTLLM_RUN_RUNTIME_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/cancel.h"
+#include "trtllm_run/export.h"
+#include "trtllm_run/job_spec.h"
+#include "trtllm_run/plan.h"
+#include "trtllm_run/registry.h"
+#include "trtllm_run/request.h"
+#include "trtllm_run/result.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+struct RuntimeOptions {
+  std::vector<std::string> plugin_dirs;  // searched after the built-in dir and the env path
+  bool load_builtin_plugins = true;
+  bool use_plugin_path_env = true;  // honour $TRTLLM_RUN_PLUGIN_PATH
+};
+
+struct RunOptions {
+  std::ostream* terminal = nullptr;     // live job output (the CLI passes stdout)
+  std::ostream* progress = nullptr;     // warnings and status lines (the CLI passes stderr)
+  CancellationToken* cancel = nullptr;  // null: cannot be cancelled from outside
+  int kill_grace_seconds = 30;
+};
+
+// A case planned but not started: everything validated, nothing written.
+struct PlannedCase {
+  CaseRequest request;
+  JobPlan plan;
+  std::string scenario;  // executor name
+  std::string work_dir;  // the directory Run would create (not yet created)
+  std::vector<std::string> notes;
+};
+
+class TRTLLM_RUN_API Runtime {
+ public:
+  // Builds a registry from the plugin search path. Plugins that fail to load are
+  // listed in registry().problems(); that alone is not an error.
+  static Result<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);
+
+  // A runtime over a registry the caller filled (tests, embedding tools).
+  explicit Runtime(std::unique_ptr<Registry> registry);
+  ~Runtime();
+
+  Registry& registry() { return *registry_; }
+
+  // Classifies, plans, routes and validates. Touches nothing on disk. Every error is
+  // kInvalidInput or kNotFound with what was wrong and what would be valid.
+  Result<PlannedCase> Plan(const CaseRequest& request) const;
+
+  // Plans, then creates the work dir, prepares and executes, and writes result.json.
+  // A non-OK Status means nothing ran and no work dir was left behind.
+  Result<RunResult> Run(const CaseRequest& request, const RunOptions& options) const;
+
+ private:
+  std::unique_ptr<Registry> registry_;
+};
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_RUNTIME_H_

@@ -1,0 +1,49 @@
+// Text helpers shared by workflows and executors: shell quoting and splitting, time
+// limits, model names, atomic files.
+#ifndef TRTLLM_RUN_TEXT_H_
+#define TRTLLM_RUN_TEXT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "trtllm_run/export.h"
+#include "trtllm_run/plan.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+// Quotes `word` for POSIX sh so that it is one word with exactly these bytes.
+TRTLLM_RUN_API std::string ShellQuote(std::string_view word);
+
+// Splits like sh does for simple words: whitespace separates, '...' and "..." and
+// backslash quote. No expansion. Unterminated quotes are kInvalidInput.
+TRTLLM_RUN_API Result<std::vector<std::string>> SplitShellWords(std::string_view text);
+
+// Parses custom_env: space-separated KEY=VALUE pairs (values may be quoted). Keys must be
+// shell identifiers. `field` names the input in errors.
+TRTLLM_RUN_API Result<std::vector<EnvVar>> ParseEnvAssignments(std::string_view text,
+                                                               std::string_view field);
+
+// monitor_timeout to seconds: "1h", "30m", "3600s", "HH:MM:SS", or a bare number of
+// seconds. Must be > 0. Errors name the value and the accepted forms.
+TRTLLM_RUN_API Result<int> ParseDurationSeconds(std::string_view text, std::string_view field);
+
+// Model name for job and directory names: the last path component, lower-cased, every
+// run of characters outside [a-z0-9] turned into one '_', trimmed of '_'
+// ("Llama-3.1-8B-Instruct" -> "llama_3_1_8b_instruct"). Empty when nothing is left.
+TRTLLM_RUN_API std::string SanitizeModelName(std::string_view raw);
+
+// Writes `contents` to `path` atomically: a temp file in the same directory, fsync,
+// rename. On any failure the old file (if any) is untouched and no temp file remains.
+TRTLLM_RUN_API Status WriteFileAtomic(const std::string& path, std::string_view contents);
+
+// Reads a whole file.
+TRTLLM_RUN_API Result<std::string> ReadFile(const std::string& path);
+
+// Current UTC time as ISO 8601 ("2026-11-29T12:00:00Z").
+TRTLLM_RUN_API std::string NowIso8601();
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_TEXT_H_
