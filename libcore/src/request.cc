@@ -1,0 +1,567 @@
+// CaseRequest fields: one table drives the CLI flags, SetRequestField and request files,
+// so a flag and its request-file key can never drift apart.
+#include "trtllm_run/request.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include "trtllm_run/text.h"
+
+namespace trtllm_run {
+namespace {
+
+using StringMember = std::optional<std::string> CaseRequest::*;
+using IntMember = std::optional<int> CaseRequest::*;
+using BoolMember = std::optional<bool> CaseRequest::*;
+using ListMember = std::vector<std::string> CaseRequest::*;
+
+// One row of the field table: exactly one of the member pointers is set, matching type.
+struct FieldDef {
+  const char* name;
+  FieldType type;
+  const char* help;
+  StringMember str = nullptr;
+  IntMember integer = nullptr;
+  BoolMember boolean = nullptr;
+  ListMember list = nullptr;
+};
+
+FieldDef Str(const char* name, StringMember member, const char* help) {
+  FieldDef def{name, FieldType::kString, help};
+  def.str = member;
+  return def;
+}
+FieldDef Int(const char* name, IntMember member, const char* help) {
+  FieldDef def{name, FieldType::kInt, help};
+  def.integer = member;
+  return def;
+}
+FieldDef Bool(const char* name, BoolMember member, const char* help) {
+  FieldDef def{name, FieldType::kBool, help};
+  def.boolean = member;
+  return def;
+}
+FieldDef List(const char* name, ListMember member, const char* help) {
+  FieldDef def{name, FieldType::kStringList, help};
+  def.list = member;
+  return def;
+}
+
+// In the order of the CaseRequest declaration. slurm_password is deliberately absent.
+const std::vector<FieldDef>& FieldTable() {
+  using R = CaseRequest;
+  static const std::vector<FieldDef> table = {
+      Str("test_cmd", &R::test_cmd, "Test command to run (pytest, python, a perf-sanity test id)"),
+      Str("bench_cmd", &R::bench_cmd,
+          "trtllm-bench command; may chain prepare-dataset && throughput/latency"),
+      Str("eval_cmd", &R::eval_cmd, "trtllm-eval command, e.g. trtllm-eval --model M gsm8k"),
+      Str("custom_cmd", &R::custom_cmd, "Arbitrary command to run"),
+      Str("custom_script", &R::custom_script,
+          "Host script run as 'bash <script>'; takes precedence over custom_cmd"),
+      Str("custom_env", &R::custom_env, "Space-separated KEY=VALUE pairs for the custom workflow"),
+      Str("perf_config_yaml", &R::perf_config_yaml,
+          "Perf-sanity config YAML used for node/GPU sizing"),
+      Str("model_name", &R::model_name,
+          "Short name for job and container names (default: derived from the command)"),
+      Int("required_devices", &R::required_devices,
+          "GPU count (default: from --tp/--pp or --tp_size/--pp_size, else 1)"),
+      Int("total_required_devices", &R::total_required_devices,
+          "Total GPU processes across all nodes (default: derived)"),
+      Int("required_devices_per_node", &R::required_devices_per_node,
+          "GPU processes per node (default: derived)"),
+      Bool("skip_install", &R::skip_install,
+           "Skip 'pip install -e .' when the image has TRT-LLM (default: false)"),
+      Bool("build_project", &R::build_project,
+           "Build TRT-LLM from source before running (default: true)"),
+      Str("container_image", &R::container_image,
+          "Container image URI (default: from jenkins/current_image_tags.properties)"),
+      Str("monitor_timeout", &R::monitor_timeout,
+          "Wall-clock limit: 1h, 30m, 3600s, HH:MM:SS or seconds (default: 1h)"),
+      Int("node_count", &R::node_count,
+          "Slurm nodes (default: ceil(total_required_devices / required_devices_per_node))"),
+      Str("partition", &R::partition, "Slurm partition (required for Slurm)"),
+      Str("account", &R::account, "Slurm account (default: the user's default account)"),
+      Str("time_limit", &R::time_limit, "Slurm walltime (default: 02:00:00)"),
+      Str("device_type", &R::device_type,
+          "Required GPU type, e.g. B200, GB200; may route to a remote cluster"),
+      Str("checkpoint_path", &R::checkpoint_path, "Host model checkpoint path"),
+      Str("models_path", &R::models_path, "Host path of the LLM models directory"),
+      Str("llm_models_root", &R::llm_models_root, "Models root inside the container"),
+      Str("container_runtime", &R::container_runtime,
+          "Slurm container runtime: pyxis (default) or none"),
+      Str("slurm_cluster", &R::slurm_cluster,
+          "Remote cluster name; looked up in the cluster catalog"),
+      Str("ssh_host", &R::ssh_host,
+          "Full SSH destination of the login node (overrides the catalog)"),
+      Str("user_name", &R::user_name, "Login user name (default: the current user)"),
+      Str("slurm_user", &R::slurm_user, "SSH/Slurm user name, used verbatim"),
+      Str("remote_cwd", &R::remote_cwd, "Remote working directory"),
+      Str("remote_repo_path", &R::remote_repo_path, "TensorRT-LLM checkout on the remote cluster"),
+      Str("repo_url", &R::repo_url, "Git URL of the repo for the remote setup (default: origin)"),
+      Str("repo_branch", &R::repo_branch,
+          "Git branch to check out remotely (default: the current branch)"),
+      List("extra_files", &R::extra_files, "Extra file to copy to the cluster (repeatable)"),
+      Str("repo_root", &R::repo_root,
+          "TensorRT-LLM repo root (default: the git top level above the cwd, else the cwd)"),
+      Str("scenario", &R::scenario, "Executor to use (default: chosen by routing)"),
+  };
+  return table;
+}
+
+const char* kPasswordRefusal =
+    "never put a password in a request file; use $TRTLLM_RUN_SLURM_PASSWORD or --password-file";
+
+std::string ToSnake(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+std::string ToKebab(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+const FieldDef* FindField(std::string_view name) {
+  std::string snake = ToSnake(name);
+  for (const FieldDef& def : FieldTable()) {
+    if (snake == def.name) return &def;
+  }
+  return nullptr;
+}
+
+// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
+size_t EditDistance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The closest field name to `name`, or "" when none is plausibly meant.
+std::string ClosestField(std::string_view name) {
+  std::string snake = ToSnake(name);
+  std::string best;
+  size_t best_distance = SIZE_MAX;
+  for (const FieldDef& def : FieldTable()) {
+    size_t distance = EditDistance(snake, def.name);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = def.name;
+    }
+  }
+  size_t limit = std::max<size_t>(2, snake.size() / 3);
+  return best_distance <= limit ? best : "";
+}
+
+std::string ValidNames(bool kebab) {
+  std::string names;
+  for (const FieldDef& def : FieldTable()) {
+    if (!names.empty()) names += ", ";
+    names += kebab ? ToKebab(def.name) : def.name;
+  }
+  return names;
+}
+
+Status UnknownField(std::string_view name, std::string_view origin, bool is_file_key) {
+  bool kebab = !is_file_key && name.find('-') != std::string_view::npos;
+  std::string what = is_file_key ? "unknown key '" : "unknown request field '";
+  std::string hint;
+  std::string closest = ClosestField(name);
+  if (!closest.empty()) hint = "did you mean '" + (kebab ? ToKebab(closest) : closest) + "'? ";
+  hint += std::string(is_file_key ? "valid keys: " : "valid fields: ") + ValidNames(kebab);
+  return Status::InvalidInput(what + std::string(name) + "'" +
+                                  (origin.empty() ? "" : " (from " + std::string(origin) + ")"),
+                              hint);
+}
+
+std::string FromOrigin(std::string_view origin) {
+  return origin.empty() ? "" : " (from " + std::string(origin) + ")";
+}
+
+Result<int> ParsePositiveInt(const FieldDef& def, std::string_view value, std::string_view origin) {
+  std::string_view s = value;
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  long long n = 0;
+  bool ok = !s.empty();
+  for (char c : s) {
+    if (c < '0' || c > '9') {
+      ok = false;
+      break;
+    }
+    n = n * 10 + (c - '0');
+    if (n > INT_MAX) {
+      ok = false;
+      break;
+    }
+  }
+  if (!ok || n <= 0) {
+    return Status::InvalidInput(std::string(def.name) + " must be a positive integer, got '" +
+                                std::string(value) + "'" + FromOrigin(origin));
+  }
+  return static_cast<int>(n);
+}
+
+Result<bool> ParseBool(const FieldDef& def, std::string_view value, std::string_view origin) {
+  std::string lower;
+  for (char c : value) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower == "true" || lower == "yes" || lower == "1" || lower == "on") return true;
+  if (lower == "false" || lower == "no" || lower == "0" || lower == "off") return false;
+  return Status::InvalidInput(std::string(def.name) + " must be true or false, got '" +
+                                  std::string(value) + "'" + FromOrigin(origin),
+                              "accepted: true/false, yes/no, 1/0, on/off");
+}
+
+Status SetField(const FieldDef& def, CaseRequest* request, std::string_view value,
+                std::string_view origin) {
+  switch (def.type) {
+    case FieldType::kString:
+      request->*def.str = std::string(value);
+      return Status::Ok();
+    case FieldType::kInt: {
+      Result<int> n = ParsePositiveInt(def, value, origin);
+      if (!n.ok()) return n.status();
+      request->*def.integer = n.value();
+      return Status::Ok();
+    }
+    case FieldType::kBool: {
+      Result<bool> b = ParseBool(def, value, origin);
+      if (!b.ok()) return b.status();
+      request->*def.boolean = b.value();
+      return Status::Ok();
+    }
+    case FieldType::kStringList:
+      (request->*def.list).emplace_back(value);
+      return Status::Ok();
+  }
+  return Status::Internal("unhandled field type for " + std::string(def.name));
+}
+
+// ---- Request files ----
+
+std::string Where(const std::string& path, const YAML::Mark& mark) {
+  if (mark.is_null()) return path;
+  return path + ":" + std::to_string(mark.line + 1);
+}
+
+const char* NodeKind(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+      return "nothing (null)";
+    case YAML::NodeType::Scalar:
+      return "a scalar";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Undefined:
+      break;
+  }
+  return "an undefined value";
+}
+
+const char* ExpectedForm(FieldType type) {
+  switch (type) {
+    case FieldType::kString:
+      return "a string";
+    case FieldType::kInt:
+      return "a positive integer";
+    case FieldType::kBool:
+      return "true or false";
+    case FieldType::kStringList:
+      return "a list of strings (or a single string)";
+  }
+  return "a value";
+}
+
+bool IsEnvName(const std::string& name) {
+  if (name.empty()) return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+// custom_env as a mapping {KEY: VALUE} or a list of KEY=VALUE strings, turned into the
+// string form "KEY=VALUE KEY2='v a l'" that ParseEnvAssignments reads back exactly.
+Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node& node) {
+  std::string text;
+  auto add = [&](const std::string& name, const std::string& value, const YAML::Mark& mark) {
+    if (!IsEnvName(name)) {
+      return Status::InvalidInput(
+          Where(path, mark) + ": custom_env: '" + name + "' is not a valid variable name",
+          "names match [A-Za-z_][A-Za-z0-9_]*");
+    }
+    if (!text.empty()) text += ' ';
+    text += name + "=" + (value.empty() ? std::string() : ShellQuote(value));
+    return Status::Ok();
+  };
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar() || !(entry.second.IsScalar() || entry.second.IsNull())) {
+        return Status::InvalidInput(Where(path, entry.first.Mark()) +
+                                        ": custom_env entries must be KEY: VALUE with scalar "
+                                        "values",
+                                    "e.g. custom_env: {BATCH_SIZE: 32, MSG: \"a b\"}");
+      }
+      std::string value = entry.second.IsNull() ? "" : entry.second.Scalar();
+      TRTLLM_RUN_RETURN_IF_ERROR(add(entry.first.Scalar(), value, entry.first.Mark()));
+    }
+    return text;
+  }
+  for (const auto& item : node) {  // a sequence
+    if (!item.IsScalar()) {
+      return Status::InvalidInput(Where(path, item.Mark()) +
+                                      ": custom_env list items must be KEY=VALUE strings, got " +
+                                      NodeKind(item),
+                                  "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
+    }
+    const std::string& word = item.Scalar();
+    size_t eq = word.find('=');
+    if (eq == std::string::npos) {
+      return Status::InvalidInput(
+          Where(path, item.Mark()) + ": custom_env: '" + word + "' is not a KEY=VALUE assignment",
+          "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(add(word.substr(0, eq), word.substr(eq + 1), item.Mark()));
+  }
+  return text;
+}
+
+Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequest* request) {
+  if (!root.IsMap()) {
+    return Status::InvalidInput(
+        path +
+            ": a request file must be a mapping of field names to "
+            "values, got " +
+            NodeKind(root),
+        "e.g. custom_cmd: \"python3 run.py\"; valid keys: " + ValidNames(false));
+  }
+  std::map<std::string, int> seen_lines;
+  // Parse into a copy so that a bad file leaves `request` untouched.
+  CaseRequest loaded = *request;
+  for (const auto& entry : root) {
+    const YAML::Node& key_node = entry.first;
+    const YAML::Node& value = entry.second;
+    std::string where = Where(path, key_node.Mark());
+    if (!key_node.IsScalar()) {
+      return Status::InvalidInput(where + ": keys must be field names, got " + NodeKind(key_node),
+                                  "valid keys: " + ValidNames(false));
+    }
+    const std::string key = key_node.Scalar();
+    if (ToSnake(key) == "slurm_password") {
+      return Status::InvalidInput(where + ": key '" + key + "' is not allowed", kPasswordRefusal);
+    }
+    const FieldDef* def = FindField(key);
+    if (def == nullptr) return UnknownField(key, where, true);
+    auto [it, inserted] = seen_lines.emplace(def->name, key_node.Mark().line + 1);
+    if (!inserted) {
+      return Status::InvalidInput(where + ": key '" + key + "' is given twice (first on line " +
+                                  std::to_string(it->second) + ")");
+    }
+    auto wrong = [&]() {
+      return Status::InvalidInput(where + ": key '" + key + "' must be " + ExpectedForm(def->type) +
+                                      ", got " + NodeKind(value),
+                                  value.IsNull() ? "give a value or remove the line" : "");
+    };
+
+    if (std::string(def->name) == "custom_env" && (value.IsMap() || value.IsSequence())) {
+      Result<std::string> env = CustomEnvFromNode(path, value);
+      if (!env.ok()) return env.status();
+      loaded.custom_env = env.value();
+      continue;
+    }
+    if (def->type == FieldType::kStringList) {
+      std::vector<std::string> items;
+      if (value.IsScalar()) {
+        items.push_back(value.Scalar());
+      } else if (value.IsSequence()) {
+        for (const auto& item : value) {
+          if (!item.IsScalar()) {
+            return Status::InvalidInput(Where(path, item.Mark()) + ": items of '" + key +
+                                        "' must be strings, got " + NodeKind(item));
+          }
+          items.push_back(item.Scalar());
+        }
+      } else {
+        return wrong();
+      }
+      loaded.*(def->list) = std::move(items);
+      continue;
+    }
+    if (!value.IsScalar()) return wrong();
+    TRTLLM_RUN_RETURN_IF_ERROR(SetField(*def, &loaded, value.Scalar(), where));
+  }
+  *request = std::move(loaded);
+  return Status::Ok();
+}
+
+// yaml-cpp 0.7 accepts a quoted scalar that is never closed, silently swallowing the
+// rest of the file into it. Every quoted scalar must find its closing quote.
+Status CheckQuotesClosed(const std::string& path, const std::string& text, const YAML::Node& node) {
+  if (node.IsScalar() && node.Tag() == "!") {
+    const YAML::Mark mark = node.Mark();
+    size_t pos = mark.pos < 0 ? text.size() : static_cast<size_t>(mark.pos);
+    char quote = pos < text.size() ? text[pos] : '\0';
+    if (quote == '\'' || quote == '"') {
+      bool closed = false;
+      for (size_t i = pos + 1; i < text.size(); ++i) {
+        if (quote == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == quote) {
+          if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;  // '' is an escaped quote
+          } else {
+            closed = true;
+            break;
+          }
+        }
+      }
+      if (!closed) {
+        return Status::InvalidInput(Where(path, mark) + ": unterminated " +
+                                        (quote == '"' ? "double" : "single") + "-quoted string",
+                                    "close the quote on the value that starts on this line");
+      }
+    }
+  }
+  if (node.IsSequence()) {
+    for (const auto& item : node) TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, item));
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) {
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, entry.first));
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, entry.second));
+    }
+  }
+  return Status::Ok();
+}
+
+bool IsBlankCommand(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+Result<CommandKind> ClassifyCommand(const CaseRequest& request) {
+  struct Candidate {
+    const char* field;
+    const std::optional<std::string>& value;
+    CommandKind kind;
+  };
+  // Registry order: custom, bench, eval, test_cmd. custom_script outranks custom_cmd.
+  const Candidate candidates[] = {
+      {"custom_script", request.custom_script, CommandKind::kCustom},
+      {"custom_cmd", request.custom_cmd, CommandKind::kCustom},
+      {"bench_cmd", request.bench_cmd, CommandKind::kBench},
+      {"eval_cmd", request.eval_cmd, CommandKind::kEval},
+      {"test_cmd", request.test_cmd, CommandKind::kTest},
+  };
+  std::vector<const Candidate*> given;
+  for (const Candidate& c : candidates) {
+    if (!c.value.has_value()) continue;
+    if (IsBlankCommand(*c.value)) {
+      return Status::InvalidInput(
+          std::string(c.field) + " is empty",
+          "give the command to run, or leave " + std::string(c.field) + " out");
+    }
+    if (!given.empty() && given.back()->kind == c.kind) continue;  // custom_script + custom_cmd
+    given.push_back(&c);
+  }
+  if (given.empty()) return CommandKind::kNone;
+  if (given.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < given.size(); ++i) {
+      if (i > 0) names += i + 1 == given.size() ? " and " : ", ";
+      names += given[i]->field;
+    }
+    return Status::InvalidInput("conflicting commands: " + names +
+                                " given; give exactly one of test_cmd, bench_cmd, eval_cmd, "
+                                "custom_cmd/custom_script");
+  }
+  return given.front()->kind;
+}
+
+const std::vector<RequestField>& RequestFields() {
+  static const std::vector<RequestField> fields = [] {
+    std::vector<RequestField> out;
+    for (const FieldDef& def : FieldTable()) {
+      out.push_back(RequestField{def.name, ToKebab(def.name), def.type, def.help});
+    }
+    return out;
+  }();
+  return fields;
+}
+
+Status SetRequestField(CaseRequest* request, std::string_view name, std::string_view value,
+                       std::string_view origin) {
+  if (ToSnake(name) == "slurm_password") {
+    return Status::InvalidInput(
+        "slurm_password cannot be set as a request field" + FromOrigin(origin),
+        "use $TRTLLM_RUN_SLURM_PASSWORD, --password-file or the interactive prompt");
+  }
+  const FieldDef* def = FindField(name);
+  if (def == nullptr) return UnknownField(name, origin, false);
+  return SetField(*def, request, value, origin);
+}
+
+Status LoadRequestFile(const std::string& path, CaseRequest* request) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return Status::IoError(text.status().message(),
+                           "a request file is a YAML or JSON mapping of field names to values");
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.value());
+  } catch (const YAML::Exception& e) {
+    std::string where = path;
+    if (!e.mark.is_null()) {
+      where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    }
+    return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
+  }
+  try {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text.value(), root));
+    return LoadRequestNode(path, root, request);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidInput(path + ": " + e.what());
+  }
+}
+
+void MergeRequest(const CaseRequest& overrides, CaseRequest* base) {
+  for (const FieldDef& def : FieldTable()) {
+    switch (def.type) {
+      case FieldType::kString:
+        if ((overrides.*def.str).has_value()) base->*def.str = overrides.*def.str;
+        break;
+      case FieldType::kInt:
+        if ((overrides.*def.integer).has_value()) base->*def.integer = overrides.*def.integer;
+        break;
+      case FieldType::kBool:
+        if ((overrides.*def.boolean).has_value()) base->*def.boolean = overrides.*def.boolean;
+        break;
+      case FieldType::kStringList:
+        if (!(overrides.*def.list).empty()) base->*def.list = overrides.*def.list;
+        break;
+    }
+  }
+  if (overrides.slurm_password.has_value()) base->slurm_password = overrides.slurm_password;
+}
+
+}  // namespace trtllm_run
