@@ -1,0 +1,118 @@
+// ChildProcess: one command started in its own process group, its stdout and stderr
+// merged into one non-blocking pipe, supervised without blocking. Executors (built-in and
+// third-party) use it to run jobs so that ending a job ends everything it started.
+#ifndef TRTLLM_RUN_PROCESS_H_
+#define TRTLLM_RUN_PROCESS_H_
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/export.h"
+#include "trtllm_run/plan.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+struct ProcessOptions {
+  // argv[0] is a path, or a name looked up in $PATH when it has no '/'. Each element
+  // reaches the child as one argument, byte for byte; nothing is re-quoted or split.
+  std::vector<std::string> argv;
+  std::string working_dir;  // empty: the caller's current directory
+  std::vector<EnvVar> env;  // set on top of the inherited environment (override)
+};
+
+// How a process ended: exactly one of exit_code / signal is set.
+struct TRTLLM_RUN_API ProcessExit {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  // "exit code 3", "signal 15 (SIGTERM)".
+  std::string ToString() const;
+};
+
+// The result of one ReadOutput() call.
+enum class ReadState {
+  kData,        // bytes were appended
+  kWouldBlock,  // nothing available now; poll() output_fd()
+  kEof,         // every writer closed the pipe; output_fd() is closed and now -1
+};
+
+// A started child. The child runs with: a new process group whose id is its pid
+// (setpgid before exec, so Ctrl-C at the terminal does not reach it and SignalGroup()
+// reaches its descendants); stdin from /dev/null; stdout and stderr both on the write
+// end of one pipe; every signal disposition reset to default and an empty signal mask;
+// no other inherited file descriptors.
+//
+// Not thread-safe: use one instance from one thread at a time.
+class TRTLLM_RUN_API ChildProcess {
+ public:
+  // Starts the command. kInvalidInput for an empty argv; kExecutionError (naming the
+  // program, the working dir and the OS error) when the program cannot be found or
+  // executed or the working dir cannot be entered. Nothing is left running on error.
+  static Result<std::unique_ptr<ChildProcess>> Spawn(const ProcessOptions& options);
+
+  // Leaves nothing running: SIGKILLs every remaining member of the process group and
+  // reaps the child if it was not reaped yet. Closes the output pipe.
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  int pid() const { return pid_; }
+  int pgid() const { return pid_; }
+
+  // The read end of the merged output pipe (O_NONBLOCK, close-on-exec), for poll();
+  // -1 after EOF or CloseOutput(). Owned by this object: never close it yourself.
+  int output_fd() const { return output_fd_; }
+
+  // Appends at most `max_bytes` available output to `out` without blocking. EOF comes
+  // only after the child and every descendant that inherited the pipe closed it.
+  // Read errors other than EAGAIN/EINTR are returned as kIoError.
+  Result<ReadState> ReadOutput(std::string* out, std::size_t max_bytes = 64 * 1024);
+
+  // Closes the read end; writers then get SIGPIPE/EPIPE. Idempotent.
+  void CloseOutput();
+
+  // Non-blocking: how the child (the group leader) ended, once it has; nullopt while
+  // it runs. Reaps it on the first call that sees it ended; the result is kept.
+  std::optional<ProcessExit> TryWait();
+
+  // Blocks until the child (the group leader) ends. Does not wait for its descendants.
+  ProcessExit Wait();
+
+  // Sends `sig` to every process of the group (kill(-pgid, sig)). Returns false when the
+  // group has no process left (or after GroupAlive() once reported it gone).
+  bool SignalGroup(int sig);
+
+  // True while a process of the group, other than a zombie, exists. kill(-pgid, 0)
+  // counts zombies, which pile up where the system's init does not reap orphans, so a
+  // positive answer is confirmed by a /proc scan. Once false, it stays false and the
+  // group is never signalled again (its id may be reused).
+  bool GroupAlive();
+
+  // SIGTERM to the group, then SIGKILL once `grace_seconds` passed while any member is
+  // alive; reaps the leader. Blocks up to grace_seconds plus about one second. Output
+  // arriving meanwhile stays in the pipe (read it from another thread, or accept that
+  // a writer blocked on a full pipe is killed after the grace period).
+  ProcessExit Terminate(double grace_seconds);
+
+ private:
+  ChildProcess() = default;
+  struct Impl;  // the Boost.Process handle; kept out of this public header
+  std::unique_ptr<Impl> impl_;
+  int pid_ = -1;
+  int output_fd_ = -1;
+  std::optional<ProcessExit> exit_;
+  bool group_gone_ = false;
+};
+
+// Pids of live (not zombie) processes whose process group is `pgid` (Linux /proc).
+TRTLLM_RUN_API std::vector<int> ProcessGroupMembers(int pgid);
+
+// "SIGTERM" for 15, "SIG<n>" style names for the common signals, else "signal <n>".
+TRTLLM_RUN_API std::string SignalName(int sig);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_PROCESS_H_

@@ -1,0 +1,430 @@
+#include "trtllm_run/process.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/process/v2.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <utility>
+
+extern char** environ;
+
+namespace trtllm_run {
+
+namespace bp2 = boost::process::v2;
+
+namespace {
+
+// CLOSE_RANGE_CLOEXEC (Linux 5.11), spelled out for older kernel headers.
+constexpr unsigned kCloseRangeCloexec = 1u << 2;
+
+// A Boost.Process v2 initializer for the child side of fork(). on_exec_setup runs in the
+// child just before execve; on_exec_error runs in the child when execve (or a setup step)
+// failed, after the launcher reported errno to the parent.
+struct ChildSetup {
+  boost::system::error_code on_exec_setup(bp2::posix::default_launcher&,
+                                          const bp2::filesystem::path&, const char* const*) {
+    // Own process group: the terminal's Ctrl-C does not reach the job, and the job with
+    // all its descendants can be signalled as one.
+    if (::setpgid(0, 0) == -1) {
+      return boost::system::error_code(errno, boost::system::system_category());
+    }
+    // A job must not inherit the supervisor's ignored signals (SIGPIPE, ...) or mask;
+    // handlers are reset by execve anyway. Only async-signal-safe calls here.
+    struct sigaction dfl;
+    ::memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    }
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // No descriptor beyond 0-2 may reach the job. Boost 1.81 means to close them, but its
+    // close_range() loop skips the range between fd 2 and its own error pipe (it compares
+    // whitelist[idx] with itself), so every descriptor the parent holds without
+    // O_CLOEXEC leaked. Marking all fds >= 3 close-on-exec fixes that and keeps both the
+    // pipe dup2()ed onto 1 and 2 later and Boost's error pipe usable until execve.
+    if (::syscall(SYS_close_range, 3u, ~0u, kCloseRangeCloexec) != 0) {
+      long max_fd = ::sysconf(_SC_OPEN_MAX);
+      if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    return {};
+  }
+
+  void on_exec_error(bp2::posix::default_launcher&, const bp2::filesystem::path&,
+                     const char* const*, const boost::system::error_code&) {
+    // The launcher would call exit() next, which runs the parent's atexit handlers and
+    // flushes its stdio buffers a second time from the child. Leave without them.
+    ::_exit(127);
+  }
+};
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The program to execute: argv0 itself when it names a path, else the first match in
+// `path_var` (the child's $PATH), like execvp. Empty when not found.
+std::string ResolveProgram(const std::string& argv0, const std::string& path_var) {
+  if (argv0.find('/') != std::string::npos) return argv0;
+  std::size_t start = 0;
+  while (start <= path_var.size()) {
+    std::size_t end = path_var.find(':', start);
+    if (end == std::string::npos) end = path_var.size();
+    std::string dir = path_var.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + argv0;
+    if (IsExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+// The inherited environment with `overrides` applied, as NAME=VALUE strings. For a name
+// given twice in `overrides` the later value wins, as with repeated `export`.
+std::vector<std::string> BuildEnvironment(const std::vector<EnvVar>& overrides) {
+  auto overridden_later = [&overrides](const std::string& name, std::size_t after) {
+    for (std::size_t i = after; i < overrides.size(); ++i) {
+      if (overrides[i].name == name) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    if (!overridden_later(entry.substr(0, entry.find('=')), 0)) env.push_back(std::move(entry));
+  }
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    if (!overridden_later(overrides[i].name, i + 1)) {
+      env.push_back(overrides[i].name + "=" + overrides[i].value);
+    }
+  }
+  return env;
+}
+
+std::string LookupEnv(const std::vector<std::string>& env, const std::string& name) {
+  for (const std::string& entry : env) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+        entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return "";
+}
+
+ProcessExit DecodeWaitStatus(int status) {
+  ProcessExit exit;
+  if (WIFSIGNALED(status)) {
+    exit.signal = WTERMSIG(status);
+  } else {
+    exit.exit_code = WEXITSTATUS(status);
+  }
+  return exit;
+}
+
+// Reads /proc/<pid>/stat: the process group and whether it is a zombie (or dead).
+bool ReadProcStat(int pid, int* pgrp, bool* zombie) {
+  char path[64];
+  ::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  // "pid (comm) state ppid pgrp ...": comm may contain spaces and ')', so parse after
+  // the last ')'.
+  const char* close = ::strrchr(buf, ')');
+  if (close == nullptr) return false;
+  char state = 0;
+  int ppid = 0;
+  if (::sscanf(close + 1, " %c %d %d", &state, &ppid, pgrp) != 3) return false;
+  *zombie = state == 'Z' || state == 'X' || state == 'x';
+  return true;
+}
+
+}  // namespace
+
+std::string ProcessExit::ToString() const {
+  if (signal) return "signal " + std::to_string(*signal) + " (" + SignalName(*signal) + ")";
+  if (exit_code) return "exit code " + std::to_string(*exit_code);
+  return "unknown";
+}
+
+std::string SignalName(int sig) {
+  switch (sig) {
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGCHLD:
+      return "SIGCHLD";
+    case SIGCONT:
+      return "SIGCONT";
+    case SIGSTOP:
+      return "SIGSTOP";
+    case SIGTSTP:
+      return "SIGTSTP";
+    case SIGXCPU:
+      return "SIGXCPU";
+    default:
+      return "signal " + std::to_string(sig);
+  }
+}
+
+std::vector<int> ProcessGroupMembers(int pgid) {
+  std::vector<int> members;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return members;
+  while (struct dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = ::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid <= 0) continue;
+    int pgrp = 0;
+    bool zombie = false;
+    if (ReadProcStat(static_cast<int>(pid), &pgrp, &zombie) && pgrp == pgid && !zombie) {
+      members.push_back(static_cast<int>(pid));
+    }
+  }
+  ::closedir(dir);
+  return members;
+}
+
+// Boost.Process v2 owns the child handle (spawn, reap). The io_context is required by
+// its API; nothing runs on it.
+struct ChildProcess::Impl {
+  boost::asio::io_context io;
+  std::optional<bp2::process> process;
+};
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const ProcessOptions& options) {
+  if (options.argv.empty()) {
+    return Status::InvalidInput("cannot start a process: the argument list is empty");
+  }
+  std::vector<std::string> env = BuildEnvironment(options.env);
+  std::string program = ResolveProgram(options.argv[0], LookupEnv(env, "PATH"));
+  std::string where = options.working_dir.empty() ? "" : " in " + options.working_dir;
+  if (program.empty()) {
+    return Status::ExecutionError(
+        "cannot start '" + options.argv[0] + "'" + where + ": not found in $PATH",
+        "install it or give its full path");
+  }
+
+  if (!options.working_dir.empty()) {
+    struct stat st;
+    if (::stat(options.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Status::ExecutionError("cannot start '" + options.argv[0] +
+                                    "': the working directory " + options.working_dir +
+                                    " does not exist or is not a directory");
+    }
+  }
+
+  // The merged output pipe. Both ends close-on-exec: the child's copies are made by
+  // dup2 onto fds 1 and 2, and Boost closes every other fd in the child.
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == -1) {
+    return Status::ExecutionError(std::string("cannot create the output pipe: ") +
+                                  ::strerror(errno));
+  }
+  if (::fcntl(fds[0], F_SETFL, O_NONBLOCK) == -1) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::ExecutionError(std::string("cannot make the output pipe non-blocking: ") +
+                                  ::strerror(err));
+  }
+
+  // argv is passed as a raw array so that argv[0] stays what the caller gave.
+  std::vector<const char*> raw_argv;
+  for (const std::string& arg : options.argv) raw_argv.push_back(arg.c_str());
+  raw_argv.push_back(nullptr);
+
+  std::unique_ptr<ChildProcess> child(new ChildProcess());
+  child->impl_ = std::make_unique<Impl>();
+  boost::system::error_code ec;
+  bp2::process_stdio stdio{nullptr, fds[1], fds[1]};
+  bp2::posix::default_launcher launcher;
+  // The environment goes through the launcher's public `env` member rather than
+  // bp2::process_environment: in Boost 1.81 header-only mode the latter's on_setup() is
+  // declared but its definition (impl/environment.ipp) is never included, so it fails
+  // to link. `env` is exactly what process_environment would set.
+  std::vector<const char*> envp;
+  for (const std::string& entry : env) envp.push_back(entry.c_str());
+  envp.push_back(nullptr);
+  launcher.env = envp.data();
+  std::optional<bp2::process> process;
+  boost::asio::any_io_executor executor = child->impl_->io.get_executor();
+  try {
+    if (options.working_dir.empty()) {
+      process.emplace(launcher(executor, ec, program, raw_argv.data(), ChildSetup{}, stdio));
+    } else {
+      process.emplace(launcher(executor, ec, program, raw_argv.data(), ChildSetup{},
+                               bp2::process_start_dir(options.working_dir), stdio));
+    }
+  } catch (const std::exception& e) {
+    // Boost throws only after fork() when it cannot watch the child (pidfd_open refused
+    // by an old kernel or a seccomp filter). The launcher still knows the pid: leave
+    // nothing running.
+    if (launcher.pid > 0) {
+      ::kill(-launcher.pid, SIGKILL);
+      ::kill(launcher.pid, SIGKILL);
+      ::waitpid(launcher.pid, nullptr, 0);
+    }
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::ExecutionError("cannot start '" + program + "'" + where + ": " + e.what());
+  }
+  ::close(fds[1]);
+  if (ec || !process || process->id() <= 0) {
+    // The child exited after reporting its exec error; Boost does not reap it.
+    if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);
+    ::close(fds[0]);
+    return Status::ExecutionError("cannot start '" + program + "'" + where + ": " + ec.message());
+  }
+  child->pid_ = process->id();
+  child->output_fd_ = fds[0];
+  child->impl_->process = std::move(process);
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  CloseOutput();
+  if (pid_ > 0 && !group_gone_ && ::kill(-pid_, 0) == 0) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0 && !exit_) Wait();
+  if (impl_ && impl_->process) impl_->process->detach();  // reaped above; no second waitpid
+}
+
+Result<ReadState> ChildProcess::ReadOutput(std::string* out, std::size_t max_bytes) {
+  if (output_fd_ < 0) return ReadState::kEof;
+  std::size_t old_size = out->size();
+  out->resize(old_size + max_bytes);
+  ssize_t n;
+  do {
+    n = ::read(output_fd_, &(*out)[old_size], max_bytes);
+  } while (n < 0 && errno == EINTR);
+  int err = errno;
+  out->resize(old_size + (n > 0 ? static_cast<std::size_t>(n) : 0));
+  if (n > 0) return ReadState::kData;
+  if (n == 0) {
+    CloseOutput();
+    return ReadState::kEof;
+  }
+  if (err == EAGAIN || err == EWOULDBLOCK) return ReadState::kWouldBlock;
+  return Status::IoError("reading the output of process " + std::to_string(pid_) + ": " +
+                         ::strerror(err));
+}
+
+void ChildProcess::CloseOutput() {
+  if (output_fd_ >= 0) {
+    ::close(output_fd_);
+    output_fd_ = -1;
+  }
+}
+
+std::optional<ProcessExit> ChildProcess::TryWait() {
+  if (exit_ || pid_ <= 0) return exit_;
+  boost::system::error_code ec;
+  if (impl_->process->running(ec)) return std::nullopt;
+  if (ec) {
+    // ECHILD: someone else reaped it (a SIGCHLD handler set to SIG_IGN or waitpid(-1)).
+    // It is gone; its status is lost.
+    exit_ = ProcessExit{std::nullopt, std::nullopt};
+    return exit_;
+  }
+  exit_ = DecodeWaitStatus(impl_->process->native_exit_code());
+  return exit_;
+}
+
+ProcessExit ChildProcess::Wait() {
+  if (exit_ || pid_ <= 0) return exit_.value_or(ProcessExit{});
+  boost::system::error_code ec;
+  impl_->process->wait(ec);
+  if (ec) {
+    exit_ = ProcessExit{std::nullopt, std::nullopt};
+  } else {
+    exit_ = DecodeWaitStatus(impl_->process->native_exit_code());
+  }
+  return *exit_;
+}
+
+bool ChildProcess::SignalGroup(int sig) {
+  if (pid_ <= 0 || group_gone_) return false;
+  if (::kill(-pid_, sig) == 0) return true;
+  if (errno == ESRCH) group_gone_ = true;
+  return false;
+}
+
+bool ChildProcess::GroupAlive() {
+  if (pid_ <= 0 || group_gone_) return false;
+  if (::kill(-pid_, 0) == -1 && errno == ESRCH) {
+    group_gone_ = true;
+    return false;
+  }
+  // Our own unreaped leader is a zombie as well; TryWait() reaps it so the scan below
+  // and later kill() calls see only the real members.
+  TryWait();
+  if (ProcessGroupMembers(pid_).empty()) {
+    group_gone_ = true;
+    return false;
+  }
+  return true;
+}
+
+ProcessExit ChildProcess::Terminate(double grace_seconds) {
+  using Clock = std::chrono::steady_clock;
+  SignalGroup(SIGTERM);
+  // A stopped job cannot act on SIGTERM until continued.
+  SignalGroup(SIGCONT);
+  auto deadline = Clock::now() + std::chrono::duration<double>(grace_seconds);
+  while (GroupAlive() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (GroupAlive()) SignalGroup(SIGKILL);
+  ProcessExit exit = Wait();
+  // SIGKILL is immediate, but the kernel may take a moment to tear large processes down.
+  auto kill_deadline = Clock::now() + std::chrono::seconds(1);
+  while (GroupAlive() && Clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return exit;
+}
+
+}  // namespace trtllm_run
