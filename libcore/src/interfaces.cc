@@ -1,0 +1,16 @@
+// Out-of-line virtual destructors: anchor the vtables and type_info of the plugin
+// interfaces in libcore so hosts and plugins share one type identity.
+#include "trtllm_run/executor.h"
+#include "trtllm_run/scenario.h"
+#include "trtllm_run/version.h"
+#include "trtllm_run/workflow.h"
+
+namespace trtllm_run {
+
+Workflow::~Workflow() = default;
+Executor::~Executor() = default;
+Scenario::~Scenario() = default;
+
+const char* Version() { return TRTLLM_RUN_VERSION_STRING; }
+
+}  // namespace trtllm_run

@@ -1,0 +1,204 @@
+#include "trtllm_run/runtime.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+
+#include "trtllm_run/text.h"
+
+namespace trtllm_run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text.empty() ? "(none)" : text;
+}
+
+// The repo root: the given directory, else the nearest ancestor of the cwd holding .git,
+// else the cwd. Always absolute and normalized.
+Result<std::string> ResolveRepoRoot(const CaseRequest& request) {
+  std::error_code error;
+  if (request.repo_root) {
+    fs::path root = fs::absolute(*request.repo_root, error);
+    if (error || !fs::is_directory(root, error)) {
+      return Status::InvalidInput("repo_root '" + *request.repo_root + "' is not a directory",
+                                  "give the TensorRT-LLM checkout with --repo-root DIR");
+    }
+    return fs::weakly_canonical(root, error).string();
+  }
+  fs::path cwd = fs::current_path(error);
+  if (error) return Status::IoError("cannot read the current directory: " + error.message());
+  for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", error)) return dir.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return cwd.string();
+}
+
+std::string LocalTimestamp() {
+  std::time_t now = std::time(nullptr);
+  struct tm local {};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d_%H%M%S", &local);
+  return buffer;
+}
+
+// Creates <repo_root>/work_dirs/<model>_<timestamp>, adding _2, _3 ... when a run in the
+// same second already took the name. Returns the directory created.
+Result<std::string> CreateWorkDir(const std::string& planned) {
+  std::error_code error;
+  fs::create_directories(fs::path(planned).parent_path(), error);
+  if (error) {
+    return Status::IoError("cannot create '" + fs::path(planned).parent_path().string() +
+                           "': " + error.message());
+  }
+  for (int attempt = 1; attempt < 1000; ++attempt) {
+    std::string candidate = attempt == 1 ? planned : planned + "_" + std::to_string(attempt);
+    if (::mkdir(candidate.c_str(), 0755) == 0) return candidate;
+    if (errno != EEXIST) {
+      return Status::IoError("cannot create work dir '" + candidate + "': " + std::strerror(errno));
+    }
+  }
+  return Status::IoError("cannot find a free work dir name next to '" + planned + "'");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
+  for (const std::string& dir : options.plugin_dirs) {
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) {
+      return Status::InvalidInput("plugin directory '" + dir + "' does not exist",
+                                  "give an existing directory with --plugin-dir");
+    }
+  }
+  auto registry = std::make_unique<Registry>();
+  if (options.use_plugin_path_env) {
+    std::vector<std::string> dirs = PluginSearchPath({}, options.load_builtin_plugins);
+    for (const std::string& dir : dirs) registry->LoadDirectory(dir, /*missing_ok=*/false);
+  } else if (options.load_builtin_plugins) {
+    registry->LoadDirectory(BuiltinPluginDirectory(), /*missing_ok=*/false);
+  }
+  for (const std::string& dir : options.plugin_dirs) registry->LoadDirectory(dir);
+  return std::make_unique<Runtime>(std::move(registry));
+}
+
+Runtime::Runtime(std::unique_ptr<Registry> registry) : registry_(std::move(registry)) {}
+Runtime::~Runtime() = default;
+
+Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
+  Result<CommandKind> kind = ClassifyCommand(request);
+  if (!kind.ok()) return kind.status();
+  if (kind.value() == CommandKind::kNone) {
+    return Status::InvalidInput(
+        "no command given",
+        "give one of --test-cmd, --bench-cmd, --eval-cmd, --custom-cmd or --custom-script "
+        "(or the same keys in a --request file)");
+  }
+
+  PlannedCase planned;
+  planned.request = request;
+  Result<std::string> repo_root = ResolveRepoRoot(request);
+  if (!repo_root.ok()) return repo_root.status();
+  planned.request.repo_root = repo_root.value();
+
+  Result<int> timeout =
+      ParseDurationSeconds(request.monitor_timeout.value_or("3600"), "monitor_timeout");
+  if (!timeout.ok()) return timeout.status();
+
+  std::shared_ptr<Workflow> workflow;
+  std::vector<std::string> workflow_names;
+  for (std::shared_ptr<Workflow>& candidate : registry_->CreateWorkflows()) {
+    workflow_names.push_back(candidate->Name());
+    if (!workflow && candidate->Claims(planned.request)) workflow = candidate;
+  }
+  if (!workflow) {
+    static const char* const kKindField[] = {"", "custom_cmd", "bench_cmd", "eval_cmd", "test_cmd"};
+    return Status::NotFound(
+        std::string("no workflow plugin handles ") + kKindField[static_cast<int>(kind.value())],
+        "loaded workflows: " + JoinNames(workflow_names) +
+            "; run 'trtllm-run plugins' to see which plugins failed to load");
+  }
+  Result<JobPlan> plan = workflow->Plan(planned.request);
+  if (!plan.ok()) return plan.status();
+  planned.plan = std::move(plan.value());
+  planned.plan.repo_root = repo_root.value();
+  planned.plan.monitor_timeout_seconds = timeout.value();
+  planned.notes.push_back("workflow " + workflow->Name() +
+                          ": claimed the request (registry order)");
+  planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
+
+  if (request.scenario) {
+    planned.scenario = *request.scenario;
+    planned.notes.push_back("scenario " + planned.scenario + ": given with --scenario");
+  } else {
+    planned.scenario = "local_direct";
+    planned.notes.push_back("scenario local_direct: no --scenario given; runs on this host");
+  }
+  Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
+  if (!executor.ok()) return executor.status();
+  TRTLLM_RUN_RETURN_IF_ERROR(executor.value()->Validate(planned.request, planned.plan));
+
+  planned.work_dir = (fs::path(repo_root.value()) / "work_dirs" /
+                      (planned.plan.model_name + "_" + LocalTimestamp()))
+                         .string();
+  return planned;
+}
+
+Result<RunResult> Runtime::Run(const CaseRequest& request, const RunOptions& options) const {
+  Result<PlannedCase> planned = Plan(request);
+  if (!planned.ok()) return planned.status();
+  Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned->scenario);
+  if (!executor.ok()) return executor.status();
+
+  Result<std::string> work_dir = CreateWorkDir(planned->work_dir);
+  if (!work_dir.ok()) return work_dir.status();
+  JobSpec spec;
+  spec.scenario = planned->scenario;
+  spec.work_dir = work_dir.value();
+  spec.log_file = (fs::path(spec.work_dir) / (planned->plan.model_name + "_local.log")).string();
+  Status prepared = executor.value()->Prepare(planned->request, planned->plan, &spec);
+  if (!prepared.ok()) {
+    std::error_code ignored;
+    fs::remove_all(spec.work_dir, ignored);  // nothing half-written is left behind
+    return prepared;
+  }
+  if (options.progress) *options.progress << "trtllm-run: work dir " << spec.work_dir << "\n";
+
+  std::unique_ptr<Scenario> scenario = MakeLocalScenario();
+  CancellationToken own_token;
+  ExecContext context;
+  context.scenario = scenario.get();
+  context.cancel = options.cancel ? options.cancel : &own_token;
+  context.terminal = options.terminal;
+  context.progress = options.progress;
+  context.kill_grace_seconds = options.kill_grace_seconds;
+
+  RunResult result = executor.value()->Execute(spec, context);
+  if (result.work_dir.empty()) result.work_dir = spec.work_dir;
+  if (result.scenario.empty()) result.scenario = spec.scenario;
+  if (result.workflow_type.empty()) result.workflow_type = planned->plan.workflow_type;
+  if (result.model_name.empty()) result.model_name = planned->plan.model_name;
+  if (result.command.empty()) result.command = planned->plan.command;
+  if (result.log_file.empty()) result.log_file = spec.log_file;
+  if (result.monitor_timeout_seconds == 0) {
+    result.monitor_timeout_seconds = planned->plan.monitor_timeout_seconds;
+  }
+  result.notes.insert(result.notes.begin(), planned->notes.begin(), planned->notes.end());
+
+  Status written = WriteResult(result);
+  if (!written.ok()) result.errors.push_back(written.ToString());
+  return result;
+}
+
+}  // namespace trtllm_run

@@ -1,0 +1,79 @@
+// The `custom` workflow: any command (custom_cmd) or host script (custom_script, run as
+// `bash <script>`), with custom_env exported before it. Spec 000: claimed first.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "trtllm_run/derive.h"
+#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/text.h"
+
+namespace trtllm_run {
+namespace {
+
+// The absolute path of a readable regular file, or an error naming the problem.
+Result<std::string> ResolveScript(const std::string& path) {
+  std::error_code error;
+  std::filesystem::path absolute = std::filesystem::absolute(path, error);
+  struct stat info {};
+  if (error || ::stat(absolute.c_str(), &info) != 0) {
+    return Status::InvalidInput("custom_script '" + path + "' does not exist",
+                                "give the path of a bash script on this host");
+  }
+  if (!S_ISREG(info.st_mode)) {
+    return Status::InvalidInput("custom_script '" + path + "' is not a regular file",
+                                "give the path of a bash script, not a directory or device");
+  }
+  if (::access(absolute.c_str(), R_OK) != 0) {
+    return Status::InvalidInput("custom_script '" + path +
+                                "' is not readable: " + std::strerror(errno));
+  }
+  return absolute.lexically_normal().string();
+}
+
+class CustomWorkflow : public Workflow {
+ public:
+  std::string Name() const override { return "custom"; }
+  int ClaimOrder() const override { return 10; }
+
+  bool Claims(const CaseRequest& request) const override {
+    return request.custom_cmd.has_value() || request.custom_script.has_value();
+  }
+
+  Result<JobPlan> Plan(const CaseRequest& request) const override {
+    JobPlan plan;
+    plan.workflow_type = "custom";
+    if (request.custom_script) {
+      Result<std::string> script = ResolveScript(*request.custom_script);
+      if (!script.ok()) return script.status();
+      plan.command = "bash " + ShellQuote(script.value());
+      plan.notes.push_back(
+          "command: bash " + script.value() + " (custom_script" +
+          std::string(request.custom_cmd ? " takes precedence over custom_cmd" : "") + ")");
+    } else {
+      plan.command = *request.custom_cmd;
+    }
+    if (request.custom_env) {
+      Result<std::vector<EnvVar>> env = ParseEnvAssignments(*request.custom_env, "custom_env");
+      if (!env.ok()) return env.status();
+      plan.env = std::move(env.value());
+    }
+    Result<std::string> model = DeriveModelName(request, plan.command, "custom", &plan);
+    if (!model.ok()) return model.status();
+    plan.model_name = model.value();
+    TRTLLM_RUN_RETURN_IF_ERROR(
+        ApplyDeviceCounts(request, request.required_devices.value_or(1), &plan));
+    plan.steps.push_back(PlanStep{"run", plan.command, plan.total_required_devices, false});
+    plan.failure_patterns = {"Error", "Traceback"};
+    return plan;
+  }
+};
+
+}  // namespace
+}  // namespace trtllm_run
+
+TRTLLM_RUN_DECLARE_WORKFLOW_PLUGIN(trtllm_run::CustomWorkflow, "custom", "0.1.0",
+                                   "Any command or host script (custom_cmd, custom_script)")
