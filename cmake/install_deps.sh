@@ -1,0 +1,34 @@
+#!/bin/bash
+# Installs the Debian 12 packages that building and testing trtllm-run need. Idempotent:
+# does nothing when everything is present. Run as root (or through sudo).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+packages=(
+  g++ cmake ninja-build pkg-config git clang-format
+  libboost1.81-dev libboost-program-options1.81-dev libboost-filesystem1.81-dev
+  rapidjson-dev libyaml-cpp-dev catch2
+)
+packages+=("$@")  # extra packages a caller needs (test services)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$package")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+sudo_cmd=()
+[[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+# Boost 1.81's -dev packages conflict with 1.74's; remove those first on a reused machine.
+mapfile -t old_boost < <(dpkg-query -W -f='${Package} ${Status}\n' 'libboost*1.74-dev' 2>/dev/null |
+                         awk '/install ok installed/{print $1}')
+if [[ ${#old_boost[@]} -gt 0 ]]; then
+  "${sudo_cmd[@]}" apt-get remove -y -q "${old_boost[@]}" >/dev/null
+fi
+echo "install_deps: installing ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update -q >/dev/null
+"${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
