@@ -19,10 +19,10 @@ struct JobSpec {
   std::string scenario;       // executor name: local_direct, local_slurm, ...
   std::string workflow_type;  // custom, bench, eval, pytest
   std::string model_name;
-  std::string work_dir;       // absolute
-  std::string log_file;       // absolute
-  std::string repo_root;      // absolute
-  std::string direct_cmd;     // local_direct: the command, run with bash -c
+  std::string work_dir;    // absolute
+  std::string log_file;    // absolute
+  std::string repo_root;   // absolute
+  std::string direct_cmd;  // local_direct: the command, run with bash -c
   std::vector<EnvVar> custom_env;
   int monitor_timeout_seconds = 3600;
   std::vector<std::string> success_patterns;

@@ -12,17 +12,15 @@ namespace trtllm_run {
 struct EnvVar {
   std::string name;
   std::string value;
-  bool operator==(const EnvVar& other) const {
-    return name == other.name && value == other.value;
-  }
+  bool operator==(const EnvVar& other) const { return name == other.name && value == other.value; }
 };
 
 // One step of a job, e.g. bench = install, prepare-dataset, throughput.
 struct PlanStep {
-  std::string name;     // "install", "prepare", "run", ...
-  std::string command;  // shell command, exactly as the user wrote it
-  int tasks = 1;        // processes the step launches
-  bool use_mpi = false; // launched through the cluster's MPI plugin
+  std::string name;      // "install", "prepare", "run", ...
+  std::string command;   // shell command, exactly as the user wrote it
+  int tasks = 1;         // processes the step launches
+  bool use_mpi = false;  // launched through the cluster's MPI plugin
 };
 
 struct JobPlan {

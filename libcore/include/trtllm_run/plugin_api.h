@@ -34,22 +34,26 @@ struct TrtllmRunPluginDescriptor {
 }
 
 #define TRTLLM_RUN_DECLARE_PLUGIN_IMPL_(kind_, name_, version_, description_, wf_, ex_) \
-  extern "C" __attribute__((visibility("default"))) const TrtllmRunPluginDescriptor*   \
+  extern "C" __attribute__((visibility("default"))) const TrtllmRunPluginDescriptor*    \
   trtllm_run_plugin_descriptor() {                                                      \
-    static const TrtllmRunPluginDescriptor descriptor = {                               \
-        TRTLLM_RUN_PLUGIN_API_VERSION, name_, static_cast<int>(kind_), version_,        \
-        description_, wf_, ex_};                                                        \
+    static const TrtllmRunPluginDescriptor descriptor = {TRTLLM_RUN_PLUGIN_API_VERSION, \
+                                                         name_,                         \
+                                                         static_cast<int>(kind_),       \
+                                                         version_,                      \
+                                                         description_,                  \
+                                                         wf_,                           \
+                                                         ex_};                          \
     return &descriptor;                                                                 \
   }
 
-#define TRTLLM_RUN_DECLARE_EXECUTOR_PLUGIN(Class, name, version, description)          \
-  TRTLLM_RUN_DECLARE_PLUGIN_IMPL_(                                                      \
-      ::trtllm_run::PluginKind::kExecutor, name, version, description, nullptr,         \
-      []() -> ::trtllm_run::Executor* { return new Class(); })
+#define TRTLLM_RUN_DECLARE_EXECUTOR_PLUGIN(Class, name, version, description)                      \
+  TRTLLM_RUN_DECLARE_PLUGIN_IMPL_(::trtllm_run::PluginKind::kExecutor, name, version, description, \
+                                  nullptr,                                                         \
+                                  []() -> ::trtllm_run::Executor* { return new Class(); })
 
-#define TRTLLM_RUN_DECLARE_WORKFLOW_PLUGIN(Class, name, version, description)          \
-  TRTLLM_RUN_DECLARE_PLUGIN_IMPL_(                                                      \
-      ::trtllm_run::PluginKind::kWorkflow, name, version, description,                  \
+#define TRTLLM_RUN_DECLARE_WORKFLOW_PLUGIN(Class, name, version, description) \
+  TRTLLM_RUN_DECLARE_PLUGIN_IMPL_(                                            \
+      ::trtllm_run::PluginKind::kWorkflow, name, version, description,        \
       []() -> ::trtllm_run::Workflow* { return new Class(); }, nullptr)
 
 #endif  // TRTLLM_RUN_PLUGIN_API_H_

@@ -42,11 +42,11 @@ enum ExitCode : int {
 
 struct RunResult {
   RunStatus status = RunStatus::kError;
-  std::string reason;                // one line: why this verdict (the evidence)
-  std::optional<int> exit_code;      // of the command or job, when it exited
-  std::optional<int> signal;         // the signal that ended it, when one did
-  bool user_interrupt = false;       // CANCELLED because the user pressed Ctrl-C (exit 130)
-  std::string cancelled_by;          // "SIGINT", "SIGTERM", "scancel by <user>", ...
+  std::string reason;            // one line: why this verdict (the evidence)
+  std::optional<int> exit_code;  // of the command or job, when it exited
+  std::optional<int> signal;     // the signal that ended it, when one did
+  bool user_interrupt = false;   // CANCELLED because the user pressed Ctrl-C (exit 130)
+  std::string cancelled_by;      // "SIGINT", "SIGTERM", "scancel by <user>", ...
 
   std::string workflow_type;
   std::string scenario;
@@ -57,7 +57,7 @@ struct RunResult {
   std::vector<std::string> log_tail;  // last lines of the log
   std::string diagnosis;              // what the failure likely means and what to do
   std::vector<std::string> errors;
-  std::vector<std::string> notes;     // routing and derivation decisions
+  std::vector<std::string> notes;  // routing and derivation decisions
 
   std::string started_at;   // ISO 8601 UTC
   std::string finished_at;  // ISO 8601 UTC

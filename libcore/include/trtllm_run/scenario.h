@@ -14,7 +14,7 @@
 namespace trtllm_run {
 
 struct CommandOutput {
-  int exit_code = -1;        // -1 when ended by a signal
+  int exit_code = -1;  // -1 when ended by a signal
   int signal = 0;
   std::string stdout_text;
   std::string stderr_text;

@@ -16,12 +16,12 @@ namespace trtllm_run {
 
 enum class StatusCode {
   kOk = 0,
-  kInvalidInput,   // bad flag, request field, file content: the caller must change the input
-  kNotFound,       // a named file, plugin or executor does not exist
-  kPluginError,    // a plugin could not be loaded or is incompatible
-  kIoError,        // reading or writing a file failed
-  kExecutionError, // starting or supervising a process failed (infrastructure)
-  kInternal,       // a bug in trtllm-run
+  kInvalidInput,    // bad flag, request field, file content: the caller must change the input
+  kNotFound,        // a named file, plugin or executor does not exist
+  kPluginError,     // a plugin could not be loaded or is incompatible
+  kIoError,         // reading or writing a file failed
+  kExecutionError,  // starting or supervising a process failed (infrastructure)
+  kInternal,        // a bug in trtllm-run
 };
 
 class TRTLLM_RUN_API Status {
@@ -71,7 +71,7 @@ class TRTLLM_RUN_API Status {
 template <typename T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
 
   bool ok() const { return status_.ok(); }
@@ -91,10 +91,10 @@ class Result {
 }  // namespace trtllm_run
 
 // Propagates a non-OK Status to the caller.
-#define TRTLLM_RUN_RETURN_IF_ERROR(expr)      \
-  do {                                        \
-    ::trtllm_run::Status status_ = (expr);    \
-    if (!status_.ok()) return status_;        \
+#define TRTLLM_RUN_RETURN_IF_ERROR(expr)   \
+  do {                                     \
+    ::trtllm_run::Status status_ = (expr); \
+    if (!status_.ok()) return status_;     \
   } while (0)
 
 #endif  // TRTLLM_RUN_STATUS_H_
