@@ -23,15 +23,15 @@ class DryRunExecutor : public trtllm_run::Executor {
   std::string Name() const override { return "dry_run"; }
 
   // Check inputs and tools here, before anything is written. A dry run needs nothing.
-  Status Validate(const trtllm_run::CaseRequest& /*request*/,
-                  const trtllm_run::JobPlan& /*plan*/) const override {
+  Status Validate(const trtllm_run::CaseRequest& /*request*/, const trtllm_run::JobPlan& /*plan*/,
+                  const trtllm_run::Placement& /*placement*/) const override {
     return Status::Ok();
   }
 
   // Record everything Execute() needs in the job spec, then write job_spec.json and a
   // script into the (empty) work dir. The caller has set work_dir, log_file, scenario.
   Status Prepare(const trtllm_run::CaseRequest& /*request*/, const trtllm_run::JobPlan& plan,
-                 trtllm_run::JobSpec* spec) override {
+                 const trtllm_run::Placement& /*placement*/, trtllm_run::JobSpec* spec) override {
     spec->workflow_type = plan.workflow_type;
     spec->model_name = plan.model_name;
     spec->repo_root = plan.repo_root;

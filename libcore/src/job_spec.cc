@@ -2,6 +2,8 @@
 // executor extras follow as top-level string keys.
 #include "trtllm_run/job_spec.h"
 
+#include <rapidjson/writer.h>
+
 #include <set>
 
 #include "json_util.h"
@@ -33,6 +35,29 @@ const std::set<std::string>& FieldKeys() {
       "build_project",
       "skip_install",
       "script_path",
+      "script_name",
+      "log_file_pattern",
+      "extra_files",
+      "slurm_params",
+      "slurm_env",
+      "docker_cmd",
+      "container_name",
+      "container_mounts",
+      "container_runtime",
+      "persistent_mode",
+      "device_type",
+      "llm_models_root",
+      "partition",
+      "account",
+      "time_limit",
+      "slurm_cluster",
+      "ssh_host",
+      "slurm_user",
+      "remote_cwd",
+      "remote_repo_path",
+      "remote_work_dir",
+      "repo_url",
+      "repo_branch",
   };
   return keys;
 }
@@ -86,6 +111,62 @@ std::string JobSpecToJson(const JobSpec& spec) {
   boolean("build_project", spec.build_project);
   boolean("skip_install", spec.skip_install);
   str("script_path", spec.script_path);
+  str("script_name", spec.script_name);
+  str("log_file_pattern", spec.log_file_pattern);
+  w.Key("extra_files");
+  json::WriteStringArray(&w, spec.extra_files);
+  w.Key("slurm_params");
+  if (spec.slurm_params) {
+    const SlurmParams& p = *spec.slurm_params;
+    w.StartObject();
+    str("partition", p.partition);
+    str("account", p.account);
+    str("time_limit", p.time_limit);
+    integer("nodes", p.nodes);
+    integer("ntasks", p.ntasks);
+    integer("ntasks_per_node", p.ntasks_per_node);
+    w.Key("gpus_per_node");
+    if (p.gpus_per_node) {
+      w.Int(*p.gpus_per_node);
+    } else {
+      w.Null();
+    }
+    str("gres", p.gres);
+    str("mpi_plugin", p.mpi_plugin);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("slurm_env");
+  if (spec.slurm_env_json.empty()) {
+    w.Null();
+  } else {
+    rapidjson::Document env;
+    env.Parse(spec.slurm_env_json.c_str(), spec.slurm_env_json.size());
+    if (env.HasParseError()) {
+      w.Null();  // WriteJobSpec refuses this case before it gets here
+    } else {
+      env.Accept(w);
+    }
+  }
+  str("docker_cmd", spec.docker_cmd);
+  str("container_name", spec.container_name);
+  str("container_mounts", spec.container_mounts);
+  str("container_runtime", spec.container_runtime);
+  boolean("persistent_mode", spec.persistent_mode);
+  str("device_type", spec.device_type);
+  str("llm_models_root", spec.llm_models_root);
+  str("partition", spec.partition);
+  str("account", spec.account);
+  str("time_limit", spec.time_limit);
+  str("slurm_cluster", spec.slurm_cluster);
+  str("ssh_host", spec.ssh_host);
+  str("slurm_user", spec.slurm_user);
+  str("remote_cwd", spec.remote_cwd);
+  str("remote_repo_path", spec.remote_repo_path);
+  str("remote_work_dir", spec.remote_work_dir);
+  str("repo_url", spec.repo_url);
+  str("repo_branch", spec.repo_branch);
   for (const auto& [key, value] : spec.extra) {
     if (FieldKeys().count(key) != 0) continue;  // a field always wins; WriteJobSpec refuses this
     json::WriteKey(&w, key);
@@ -132,6 +213,49 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetBool("build_project", &spec.build_project));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetBool("skip_install", &spec.skip_install));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("script_path", &spec.script_path));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("script_name", &spec.script_name));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("log_file_pattern", &spec.log_file_pattern));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("extra_files", &spec.extra_files));
+  if (doc.HasMember("slurm_params") && !doc["slurm_params"].IsNull()) {
+    if (!doc["slurm_params"].IsObject()) return r.WrongType("slurm_params", "an object or null");
+    json::ObjectReader p(doc["slurm_params"], origin + " (slurm_params)");
+    SlurmParams params;
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetString("partition", &params.partition));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetString("account", &params.account));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetString("time_limit", &params.time_limit));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetInt("nodes", &params.nodes));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetInt("ntasks", &params.ntasks));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetInt("ntasks_per_node", &params.ntasks_per_node));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetOptionalInt("gpus_per_node", &params.gpus_per_node));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetString("gres", &params.gres));
+    TRTLLM_RUN_RETURN_IF_ERROR(p.GetString("mpi_plugin", &params.mpi_plugin));
+    spec.slurm_params = params;
+  }
+  if (doc.HasMember("slurm_env") && !doc["slurm_env"].IsNull()) {
+    if (!doc["slurm_env"].IsObject()) return r.WrongType("slurm_env", "an object or null");
+    rapidjson::StringBuffer env_text;
+    rapidjson::Writer<rapidjson::StringBuffer> env_writer(env_text);
+    doc["slurm_env"].Accept(env_writer);
+    spec.slurm_env_json.assign(env_text.GetString(), env_text.GetSize());
+  }
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("docker_cmd", &spec.docker_cmd));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("container_name", &spec.container_name));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("container_mounts", &spec.container_mounts));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("container_runtime", &spec.container_runtime));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetBool("persistent_mode", &spec.persistent_mode));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("device_type", &spec.device_type));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("llm_models_root", &spec.llm_models_root));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("partition", &spec.partition));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("account", &spec.account));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("time_limit", &spec.time_limit));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("slurm_cluster", &spec.slurm_cluster));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("ssh_host", &spec.ssh_host));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("slurm_user", &spec.slurm_user));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("remote_cwd", &spec.remote_cwd));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("remote_repo_path", &spec.remote_repo_path));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("remote_work_dir", &spec.remote_work_dir));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("repo_url", &spec.repo_url));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("repo_branch", &spec.repo_branch));
   if (spec.scenario.empty()) {
     return Status::InvalidInput(origin + ": key 'scenario' is empty; it names the executor");
   }
@@ -154,6 +278,13 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
 Status WriteJobSpec(const JobSpec& spec) {
   if (spec.work_dir.empty())
     return Status::InvalidInput("cannot write job_spec.json: work_dir is empty");
+  if (!spec.slurm_env_json.empty()) {
+    rapidjson::Document env;
+    env.Parse(spec.slurm_env_json.c_str(), spec.slurm_env_json.size());
+    if (env.HasParseError() || !env.IsObject()) {
+      return Status::Internal("cannot write job_spec.json: slurm_env_json is not a JSON object");
+    }
+  }
   for (const auto& entry : spec.extra) {
     if (FieldKeys().count(entry.first) != 0) {
       return Status::InvalidInput("cannot write job_spec.json: extra key '" + entry.first +

@@ -1,5 +1,6 @@
 #include "trtllm_run/runtime.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -72,6 +73,19 @@ Result<std::string> CreateWorkDir(const std::string& planned) {
   return Status::IoError("cannot find a free work dir name next to '" + planned + "'");
 }
 
+// Spec 000 Steps 2-3: decides the scenario and resolves what the executor needs.
+// Until the environment probe lands, the scenario is --scenario or local_direct.
+Status Place(const CaseRequest& request, const JobPlan& /*plan*/, Placement* placement) {
+  if (request.scenario) {
+    placement->scenario = *request.scenario;
+    placement->notes.push_back("scenario " + placement->scenario + ": given with --scenario");
+  } else {
+    placement->scenario = "local_direct";
+    placement->notes.push_back("scenario local_direct: no --scenario given; runs on this host");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
@@ -138,16 +152,14 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
                           ": claimed the request (registry order)");
   planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
 
-  if (request.scenario) {
-    planned.scenario = *request.scenario;
-    planned.notes.push_back("scenario " + planned.scenario + ": given with --scenario");
-  } else {
-    planned.scenario = "local_direct";
-    planned.notes.push_back("scenario local_direct: no --scenario given; runs on this host");
-  }
+  TRTLLM_RUN_RETURN_IF_ERROR(Place(planned.request, planned.plan, &planned.placement));
+  planned.scenario = planned.placement.scenario;
+  planned.notes.insert(planned.notes.end(), planned.placement.notes.begin(),
+                       planned.placement.notes.end());
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
-  TRTLLM_RUN_RETURN_IF_ERROR(executor.value()->Validate(planned.request, planned.plan));
+  TRTLLM_RUN_RETURN_IF_ERROR(
+      executor.value()->Validate(planned.request, planned.plan, planned.placement));
 
   planned.work_dir = (fs::path(repo_root.value()) / "work_dirs" /
                       (planned.plan.model_name + "_" + LocalTimestamp()))
@@ -155,7 +167,7 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   return planned;
 }
 
-Result<RunResult> Runtime::Run(const CaseRequest& request, const RunOptions& options) const {
+Result<PreparedCase> Runtime::Prepare(const CaseRequest& request) const {
   Result<PlannedCase> planned = Plan(request);
   if (!planned.ok()) return planned.status();
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned->scenario);
@@ -163,42 +175,69 @@ Result<RunResult> Runtime::Run(const CaseRequest& request, const RunOptions& opt
 
   Result<std::string> work_dir = CreateWorkDir(planned->work_dir);
   if (!work_dir.ok()) return work_dir.status();
-  JobSpec spec;
-  spec.scenario = planned->scenario;
+  PreparedCase prepared;
+  prepared.planned = std::move(planned.value());
+  prepared.planned.work_dir = work_dir.value();
+  JobSpec& spec = prepared.spec;
+  spec.scenario = prepared.planned.scenario;
   spec.work_dir = work_dir.value();
-  spec.log_file = (fs::path(spec.work_dir) / (planned->plan.model_name + "_local.log")).string();
-  Status prepared = executor.value()->Prepare(planned->request, planned->plan, &spec);
-  if (!prepared.ok()) {
+  spec.log_file =
+      (fs::path(spec.work_dir) / (prepared.planned.plan.model_name + "_local.log")).string();
+  Status status = executor.value()->Prepare(prepared.planned.request, prepared.planned.plan,
+                                            prepared.planned.placement, &spec);
+  if (!status.ok()) {
     std::error_code ignored;
     fs::remove_all(spec.work_dir, ignored);  // nothing half-written is left behind
-    return prepared;
+    return status;
   }
+  return prepared;
+}
+
+RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& options) const {
+  const PlannedCase& planned = prepared.planned;
+  const JobSpec& spec = prepared.spec;
+  RunResult result;
+  Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(spec.scenario);
   if (options.progress) *options.progress << "trtllm-run: work dir " << spec.work_dir << "\n";
-
-  std::unique_ptr<Scenario> scenario = MakeLocalScenario();
-  CancellationToken own_token;
-  ExecContext context;
-  context.scenario = scenario.get();
-  context.cancel = options.cancel ? options.cancel : &own_token;
-  context.terminal = options.terminal;
-  context.progress = options.progress;
-  context.kill_grace_seconds = options.kill_grace_seconds;
-
-  RunResult result = executor.value()->Execute(spec, context);
+  if (!executor.ok()) {
+    result.status = RunStatus::kError;
+    result.reason = executor.status().ToString();
+    result.errors.push_back(result.reason);
+  } else if (options.cancel && options.cancel->cancelled()) {
+    result.status = RunStatus::kCancelled;
+    result.reason = "cancelled before the job started";
+    result.user_interrupt = options.cancel->signal() == SIGINT;
+  } else {
+    std::unique_ptr<Scenario> scenario = MakeLocalScenario();
+    CancellationToken own_token;
+    ExecContext context;
+    context.scenario = scenario.get();
+    context.cancel = options.cancel ? options.cancel : &own_token;
+    context.terminal = options.terminal;
+    context.progress = options.progress;
+    context.kill_grace_seconds = options.kill_grace_seconds;
+    result = executor.value()->Execute(spec, context);
+  }
   if (result.work_dir.empty()) result.work_dir = spec.work_dir;
   if (result.scenario.empty()) result.scenario = spec.scenario;
-  if (result.workflow_type.empty()) result.workflow_type = planned->plan.workflow_type;
-  if (result.model_name.empty()) result.model_name = planned->plan.model_name;
-  if (result.command.empty()) result.command = planned->plan.command;
+  if (result.workflow_type.empty()) result.workflow_type = planned.plan.workflow_type;
+  if (result.model_name.empty()) result.model_name = planned.plan.model_name;
+  if (result.command.empty()) result.command = planned.plan.command;
   if (result.log_file.empty()) result.log_file = spec.log_file;
   if (result.monitor_timeout_seconds == 0) {
-    result.monitor_timeout_seconds = planned->plan.monitor_timeout_seconds;
+    result.monitor_timeout_seconds = planned.plan.monitor_timeout_seconds;
   }
-  result.notes.insert(result.notes.begin(), planned->notes.begin(), planned->notes.end());
+  result.notes.insert(result.notes.begin(), planned.notes.begin(), planned.notes.end());
 
   Status written = WriteResult(result);
   if (!written.ok()) result.errors.push_back(written.ToString());
   return result;
+}
+
+Result<RunResult> Runtime::Run(const CaseRequest& request, const RunOptions& options) const {
+  Result<PreparedCase> prepared = Prepare(request);
+  if (!prepared.ok()) return prepared.status();
+  return Execute(prepared.value(), options);
 }
 
 }  // namespace trtllm_run

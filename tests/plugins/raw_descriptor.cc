@@ -20,11 +20,12 @@ namespace {
 class RawExecutor : public trtllm_run::Executor {
  public:
   std::string Name() const override { return "raw_executor"; }
-  trtllm_run::Status Validate(const trtllm_run::CaseRequest&,
-                              const trtllm_run::JobPlan&) const override {
+  trtllm_run::Status Validate(const trtllm_run::CaseRequest&, const trtllm_run::JobPlan&,
+                              const trtllm_run::Placement& /*placement*/) const override {
     return trtllm_run::Status::Ok();
   }
   trtllm_run::Status Prepare(const trtllm_run::CaseRequest&, const trtllm_run::JobPlan&,
+                             const trtllm_run::Placement& /*placement*/,
                              trtllm_run::JobSpec*) override {
     return trtllm_run::Status::Ok();
   }

@@ -15,12 +15,13 @@ class TestExecutor : public trtllm_run::Executor {
  public:
   std::string Name() const override { return TEST_PLUGIN_NAME; }
 
-  trtllm_run::Status Validate(const trtllm_run::CaseRequest&,
-                              const trtllm_run::JobPlan&) const override {
+  trtllm_run::Status Validate(const trtllm_run::CaseRequest&, const trtllm_run::JobPlan&,
+                              const trtllm_run::Placement& /*placement*/) const override {
     return trtllm_run::Status::Ok();
   }
 
   trtllm_run::Status Prepare(const trtllm_run::CaseRequest&, const trtllm_run::JobPlan& plan,
+                             const trtllm_run::Placement& /*placement*/,
                              trtllm_run::JobSpec* spec) override {
     spec->direct_cmd = plan.command;
     return trtllm_run::Status::Ok();

@@ -11,11 +11,12 @@ class UnresolvedExecutor : public trtllm_run::Executor {
   std::string Name() const override {
     return "unresolved_" + std::to_string(trtllm_run_test_symbol_that_does_not_exist());
   }
-  trtllm_run::Status Validate(const trtllm_run::CaseRequest&,
-                              const trtllm_run::JobPlan&) const override {
+  trtllm_run::Status Validate(const trtllm_run::CaseRequest&, const trtllm_run::JobPlan&,
+                              const trtllm_run::Placement& /*placement*/) const override {
     return trtllm_run::Status::Ok();
   }
   trtllm_run::Status Prepare(const trtllm_run::CaseRequest&, const trtllm_run::JobPlan&,
+                             const trtllm_run::Placement& /*placement*/,
                              trtllm_run::JobSpec*) override {
     return trtllm_run::Status::Ok();
   }

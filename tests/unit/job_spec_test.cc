@@ -53,7 +53,29 @@ JobSpec SampleSpec() {
   spec.build_project = false;
   spec.skip_install = true;
   spec.script_path = spec.work_dir + "/llama_3_1_8b_custom.slurm";
-  spec.extra = {{"slurm_job_id", "1234"}, {"remote_work_dir", "/home/u/work"}};
+  spec.extra = {{"slurm_job_id", "1234"}, {"my_executor_state", "/home/u/work"}};
+  spec.script_name = "llama_3_1_8b_custom.slurm";
+  spec.log_file_pattern = "llama_3_1_8b_custom_%j.out";
+  spec.extra_files = {"/repo/slurm_run_custom.sh"};
+  SlurmParams params;
+  params.partition = "batch";
+  params.account = "research";
+  params.time_limit = "02:00:00";
+  params.nodes = 2;
+  params.ntasks = 8;
+  params.ntasks_per_node = 4;
+  params.gpus_per_node = 4;
+  params.gres = "gpu:4";
+  params.mpi_plugin = "pmix_v4";
+  spec.slurm_params = params;
+  spec.slurm_env_json = R"({"user":"u","accounts":["research"],"pmix":{"preferred":"pmix_v4"}})";
+  spec.container_name = "llama_3_1_8b_custom";
+  spec.container_mounts = "/home/u:/home/u,/repo:/repo";
+  spec.container_runtime = "pyxis";
+  spec.persistent_mode = true;
+  spec.partition = "batch";
+  spec.remote_work_dir = "/home/u/TensorRT-LLM/work_dirs/x";
+  spec.repo_branch = "main";
   return spec;
 }
 
@@ -79,6 +101,18 @@ void CheckEqual(const JobSpec& a, const JobSpec& b) {
   CHECK(a.skip_install == b.skip_install);
   CHECK(a.script_path == b.script_path);
   CHECK(a.extra == b.extra);
+  CHECK(a.script_name == b.script_name);
+  CHECK(a.log_file_pattern == b.log_file_pattern);
+  CHECK(a.extra_files == b.extra_files);
+  CHECK(a.slurm_params == b.slurm_params);
+  CHECK(a.slurm_env_json == b.slurm_env_json);
+  CHECK(a.container_name == b.container_name);
+  CHECK(a.container_mounts == b.container_mounts);
+  CHECK(a.container_runtime == b.container_runtime);
+  CHECK(a.persistent_mode == b.persistent_mode);
+  CHECK(a.partition == b.partition);
+  CHECK(a.remote_work_dir == b.remote_work_dir);
+  CHECK(a.repo_branch == b.repo_branch);
 }
 
 std::vector<std::string> TopLevelKeys(const std::string& json) {
@@ -129,7 +163,30 @@ TEST_CASE("JobSpec JSON uses the field names in struct order, extras last", "[jo
                                        "build_project",
                                        "skip_install",
                                        "script_path",
+                                       "script_name",
+                                       "log_file_pattern",
+                                       "extra_files",
+                                       "slurm_params",
+                                       "slurm_env",
+                                       "docker_cmd",
+                                       "container_name",
+                                       "container_mounts",
+                                       "container_runtime",
+                                       "persistent_mode",
+                                       "device_type",
+                                       "llm_models_root",
+                                       "partition",
+                                       "account",
+                                       "time_limit",
+                                       "slurm_cluster",
+                                       "ssh_host",
+                                       "slurm_user",
+                                       "remote_cwd",
+                                       "remote_repo_path",
                                        "remote_work_dir",
+                                       "repo_url",
+                                       "repo_branch",
+                                       "my_executor_state",
                                        "slurm_job_id"};
   CHECK(TopLevelKeys(json) == expected);
   CHECK_THAT(json, Catch::Contains("\"custom_env\": [\n    \"A=1\",\n    \"MSG=x=y z\",\n    "
@@ -180,8 +237,10 @@ TEST_CASE("JobSpecFromJson errors name the file, the key and the expected type",
         origin + ": key 'node_count' is out of range for an integer");
   CHECK(error(base + "\"custom_env\": [\"NOEQUALS\"]}") ==
         origin + ": key 'custom_env' must hold \"KEY=VALUE\" strings, got 'NOEQUALS'");
-  CHECK(error(base + "\"slurm_env\": {\"user\": \"u\"}}") ==
-        origin + ": key 'slurm_env' must be a string, got an object");
+  CHECK(error(base + "\"my_state\": {\"user\": \"u\"}}") ==
+        origin + ": key 'my_state' must be a string, got an object");
+  CHECK(error(base + "\"slurm_env\": \"text\"}") ==
+        origin + ": key 'slurm_env' must be an object or null, got a string");
   CHECK(error("{\"scenario\": \"\", \"work_dir\": \"/w\"}") ==
         origin + ": key 'scenario' is empty; it names the executor");
 }

@@ -89,14 +89,14 @@ class Fixture {
 
   // Validates, prepares and executes `plan`; `tweak` may change the spec before running.
   RunResult Run(const JobPlan& plan, CancellationToken* token = nullptr, int grace = 5) {
-    REQUIRE(executor_->Validate(CaseRequest{}, plan).ok());
+    REQUIRE(executor_->Validate(CaseRequest{}, plan, Placement{}).ok());
     std::string work_dir = dir_ + "/work_" + std::to_string(++runs_);
     std::filesystem::create_directories(work_dir);
     spec_ = JobSpec{};
     spec_.scenario = "local_direct";
     spec_.work_dir = work_dir;
     spec_.log_file = work_dir + "/unit_model_local.log";
-    Status prepared = executor_->Prepare(CaseRequest{}, plan, &spec_);
+    Status prepared = executor_->Prepare(CaseRequest{}, plan, Placement{}, &spec_);
     INFO(prepared.ToString());
     REQUIRE(prepared.ok());
     CancellationToken own;
@@ -141,18 +141,18 @@ class Fixture {
 TEST_CASE("local_direct: Validate names what is wrong", "[local_direct]") {
   Fixture f;
   JobPlan plan = f.Plan("  \n ");
-  Status empty = f.executor()->Validate(CaseRequest{}, plan);
+  Status empty = f.executor()->Validate(CaseRequest{}, plan, Placement{});
   CHECK(empty.code() == StatusCode::kInvalidInput);
   CHECK_THAT(empty.message(), Catch::Contains("no command"));
   CHECK_THAT(empty.hint(), Catch::Contains("--custom-cmd"));
 
   plan = f.Plan("true");
   plan.repo_root = f.dir() + "/missing";
-  Status root = f.executor()->Validate(CaseRequest{}, plan);
+  Status root = f.executor()->Validate(CaseRequest{}, plan, Placement{});
   CHECK(root.code() == StatusCode::kInvalidInput);
   CHECK_THAT(root.message(), Catch::Contains(f.dir() + "/missing"));
 
-  CHECK(f.executor()->Validate(CaseRequest{}, f.Plan("true")).ok());
+  CHECK(f.executor()->Validate(CaseRequest{}, f.Plan("true"), Placement{}).ok());
   CHECK(f.executor()->Name() == "local_direct");
 }
 
@@ -167,7 +167,7 @@ TEST_CASE("local_direct: Prepare writes the minimal job_spec.json", "[local_dire
   spec.scenario = "local_direct";
   spec.work_dir = work_dir;
   spec.log_file = work_dir + "/unit_model_local.log";
-  REQUIRE(f.executor()->Prepare(CaseRequest{}, plan, &spec).ok());
+  REQUIRE(f.executor()->Prepare(CaseRequest{}, plan, Placement{}, &spec).ok());
   Result<JobSpec> read = ReadJobSpec(work_dir);
   REQUIRE(read.ok());
   CHECK(read->scenario == "local_direct");
@@ -347,14 +347,14 @@ TEST_CASE("local_direct: background processes are ended after the command exits"
 TEST_CASE("local_direct: a command that cannot start is ERROR", "[local_direct]") {
   Fixture f;
   JobPlan plan = f.Plan("true");
-  REQUIRE(f.executor()->Validate(CaseRequest{}, plan).ok());
+  REQUIRE(f.executor()->Validate(CaseRequest{}, plan, Placement{}).ok());
   std::string work_dir = f.dir() + "/wd";
   std::filesystem::create_directories(work_dir);
   JobSpec spec;
   spec.scenario = "local_direct";
   spec.work_dir = work_dir;
   spec.log_file = work_dir + "/unit_model_local.log";
-  REQUIRE(f.executor()->Prepare(CaseRequest{}, plan, &spec).ok());
+  REQUIRE(f.executor()->Prepare(CaseRequest{}, plan, Placement{}, &spec).ok());
   spec.repo_root = f.dir() + "/gone";  // removed between prepare and execute
   CancellationToken token;
   ExecContext context;

@@ -79,8 +79,12 @@ class FakeWorkflow : public Workflow {
 class FakeExecutor : public Executor {
  public:
   std::string Name() const override { return "in_process"; }
-  Status Validate(const CaseRequest&, const JobPlan&) const override { return Status::Ok(); }
-  Status Prepare(const CaseRequest&, const JobPlan&, JobSpec*) override { return Status::Ok(); }
+  Status Validate(const CaseRequest&, const JobPlan&, const Placement&) const override {
+    return Status::Ok();
+  }
+  Status Prepare(const CaseRequest&, const JobPlan&, const Placement&, JobSpec*) override {
+    return Status::Ok();
+  }
   RunResult Execute(const JobSpec&, const ExecContext&) override { return RunResult(); }
 };
 

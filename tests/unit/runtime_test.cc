@@ -33,8 +33,11 @@ class ScriptedExecutor : public Executor {
  public:
   explicit ScriptedExecutor(bool fail_prepare) : fail_prepare_(fail_prepare) {}
   std::string Name() const override { return "scripted"; }
-  Status Validate(const CaseRequest&, const JobPlan&) const override { return Status::Ok(); }
-  Status Prepare(const CaseRequest&, const JobPlan& plan, JobSpec* spec) override {
+  Status Validate(const CaseRequest&, const JobPlan&, const Placement&) const override {
+    return Status::Ok();
+  }
+  Status Prepare(const CaseRequest&, const JobPlan& plan, const Placement&,
+                 JobSpec* spec) override {
     spec->direct_cmd = plan.command;
     TRTLLM_RUN_RETURN_IF_ERROR(WriteJobSpec(*spec));
     if (fail_prepare_) return Status::InvalidInput("scripted prepare failure");

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "trtllm_run/cancel.h"
+#include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/job_spec.h"
 #include "trtllm_run/plan.h"
@@ -36,12 +37,16 @@ class TRTLLM_RUN_API Executor {
   virtual std::string Name() const = 0;
 
   // Checks what can be checked before anything is written: inputs this executor needs,
-  // tools it needs. No side effects. Errors are kInvalidInput naming the input.
-  virtual Status Validate(const CaseRequest& request, const JobPlan& plan) const = 0;
+  // tools it needs, the placement routing chose. No side effects. Errors are
+  // kInvalidInput naming the input.
+  virtual Status Validate(const CaseRequest& request, const JobPlan& plan,
+                          const Placement& placement) const = 0;
 
-  // Fills `spec` (spec->work_dir, log_file, scenario are set by the caller) and writes
-  // job_spec.json and any scripts into the existing, empty work dir. Starts nothing.
-  virtual Status Prepare(const CaseRequest& request, const JobPlan& plan, JobSpec* spec) = 0;
+  // Fills `spec` (spec->work_dir, log_file, scenario are set by the caller) from the plan
+  // and the placement, and writes job_spec.json and any scripts into the existing, empty
+  // work dir. Starts nothing: `trtllm-run plan` stops here.
+  virtual Status Prepare(const CaseRequest& request, const JobPlan& plan,
+                         const Placement& placement, JobSpec* spec) = 0;
 
   // Runs a prepared job to a verdict and returns it; infrastructure failures are a
   // RunResult with status ERROR and the evidence. Leaves no process or job running,

@@ -15,6 +15,24 @@
 
 namespace trtllm_run {
 
+// slurm_params of spec 001 Step 5.
+struct SlurmParams {
+  std::string partition;
+  std::string account;
+  std::string time_limit;
+  int nodes = 1;
+  int ntasks = 1;
+  int ntasks_per_node = 1;
+  std::optional<int> gpus_per_node;
+  std::string gres;        // "gpu:4", or empty when the partition has no GPU gres
+  std::string mpi_plugin;  // resolved pmix plugin, e.g. "pmix_v4"; empty: none
+  bool operator==(const SlurmParams& o) const {
+    return partition == o.partition && account == o.account && time_limit == o.time_limit &&
+           nodes == o.nodes && ntasks == o.ntasks && ntasks_per_node == o.ntasks_per_node &&
+           gpus_per_node == o.gpus_per_node && gres == o.gres && mpi_plugin == o.mpi_plugin;
+  }
+};
+
 struct JobSpec {
   std::string scenario;       // executor name: local_direct, local_slurm, ...
   std::string workflow_type;  // custom, bench, eval, pytest
@@ -37,6 +55,34 @@ struct JobSpec {
   bool build_project = true;
   bool skip_install = false;
   std::string script_path;  // rendered script, when the executor writes one
+
+  // Rendered jobs (spec 001/002 Step 5). Empty strings and an absent slurm_params mean
+  // "not used by this scenario".
+  std::string script_name;
+  std::string log_file_pattern;          // "<model>_<kind>_%j.out"; %j = the Slurm job id
+  std::vector<std::string> extra_files;  // copied next to the script for remote runs
+  std::optional<SlurmParams> slurm_params;
+  std::string slurm_env_json;  // the slurm_env object, embedded verbatim (a JSON object)
+  std::string docker_cmd;      // local_docker: the whole docker run command
+  std::string container_name;
+  std::string container_mounts;   // comma-separated host:container entries
+  std::string container_runtime;  // pyxis or none (Slurm), docker (local_docker)
+  bool persistent_mode = false;   // local_slurm only
+  std::string device_type;
+  std::string llm_models_root;
+  std::string partition;
+  std::string account;
+  std::string time_limit;
+
+  // remote_slurm.
+  std::string slurm_cluster;
+  std::string ssh_host;
+  std::string slurm_user;
+  std::string remote_cwd;
+  std::string remote_repo_path;
+  std::string remote_work_dir;
+  std::string repo_url;
+  std::string repo_branch;
 
   // Executor-specific string fields, written as top-level keys. Third-party executors
   // keep their own state here; keys must not collide with the fields above.

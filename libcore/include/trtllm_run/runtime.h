@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "trtllm_run/cancel.h"
+#include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/job_spec.h"
 #include "trtllm_run/plan.h"
@@ -35,11 +36,18 @@ struct RunOptions {
 
 // A case planned but not started: everything validated, nothing written.
 struct PlannedCase {
-  CaseRequest request;
+  CaseRequest request;  // with repo_root resolved
   JobPlan plan;
-  std::string scenario;  // executor name
-  std::string work_dir;  // the directory Run would create (not yet created)
-  std::vector<std::string> notes;
+  Placement placement;
+  std::string scenario;            // executor name (== placement.scenario)
+  std::string work_dir;            // the directory Prepare would create (not yet created)
+  std::vector<std::string> notes;  // workflow, derivation and routing decisions
+};
+
+// A case whose work dir exists and holds job_spec.json and its scripts.
+struct PreparedCase {
+  PlannedCase planned;
+  JobSpec spec;
 };
 
 class TRTLLM_RUN_API Runtime {
@@ -58,8 +66,15 @@ class TRTLLM_RUN_API Runtime {
   // kInvalidInput or kNotFound with what was wrong and what would be valid.
   Result<PlannedCase> Plan(const CaseRequest& request) const;
 
-  // Plans, then creates the work dir, prepares and executes, and writes result.json.
-  // A non-OK Status means nothing ran and no work dir was left behind.
+  // Plans, creates the work dir and lets the executor write job_spec.json and its
+  // scripts. Starts nothing (`trtllm-run plan`). On error no work dir is left behind.
+  Result<PreparedCase> Prepare(const CaseRequest& request) const;
+
+  // Executes a prepared case to a verdict and writes result.json. Never fails: problems
+  // are a RunResult with status ERROR.
+  RunResult Execute(const PreparedCase& prepared, const RunOptions& options) const;
+
+  // Prepare, then Execute. A non-OK Status means nothing ran and no work dir is left.
   Result<RunResult> Run(const CaseRequest& request, const RunOptions& options) const;
 
  private:

@@ -104,8 +104,8 @@ class LocalDirectExecutor : public Executor {
  public:
   std::string Name() const override { return "local_direct"; }
 
-  Status Validate(const CaseRequest& request, const JobPlan& plan) const override {
-    (void)request;
+  Status Validate(const CaseRequest& /*request*/, const JobPlan& plan,
+                  const Placement& /*placement*/) const override {
     if (IsBlank(plan.command)) {
       return Status::InvalidInput(
           "local_direct: there is no command to run (the " + plan.workflow_type +
@@ -128,8 +128,8 @@ class LocalDirectExecutor : public Executor {
     return Status::Ok();
   }
 
-  Status Prepare(const CaseRequest& request, const JobPlan& plan, JobSpec* spec) override {
-    (void)request;
+  Status Prepare(const CaseRequest& /*request*/, const JobPlan& plan,
+                 const Placement& /*placement*/, JobSpec* spec) override {
     if (spec->scenario.empty()) spec->scenario = Name();
     spec->workflow_type = plan.workflow_type;
     spec->model_name = plan.model_name;

@@ -1,0 +1,128 @@
+#include "cli.h"
+
+#include <iostream>
+#include <vector>
+
+namespace trtllm_run::cli {
+
+namespace {
+
+// Exit code for a Status that stopped a command before anything started.
+int ExitCodeForStatus(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kInvalidInput:
+    case StatusCode::kNotFound:
+      return kExitBadInput;
+    default:
+      return kExitError;
+  }
+}
+
+}  // namespace
+
+int Fail(const std::string& subcommand, const Status& status) {
+  std::cerr << "trtllm-run " << subcommand << ": error: " << status.ToString() << "\n";
+  return ExitCodeForStatus(status);
+}
+
+int UsageError(const std::string& subcommand, const std::string& message) {
+  std::cerr << "trtllm-run " << subcommand << ": error: " << message << "\n"
+            << "  hint: see 'trtllm-run " << subcommand << " --help'\n";
+  return kExitBadInput;
+}
+
+po::options_description PluginOptions() {
+  po::options_description options("Plugins");
+  options.add_options()("plugin-dir", po::value<std::vector<std::string>>()->composing(),
+                        "also load plugins from DIR (repeatable; after the built-in directory and "
+                        "$TRTLLM_RUN_PLUGIN_PATH)");
+  return options;
+}
+
+po::options_description CaseOptions() {
+  po::options_description options("Case (the same names in snake_case work in --request files)");
+  for (const RequestField& field : RequestFields()) {
+    switch (field.type) {
+      case FieldType::kBool:
+        options.add_options()(field.flag.c_str(), po::value<std::string>()->implicit_value("true"),
+                              field.help.c_str());
+        break;
+      case FieldType::kStringList:
+        options.add_options()(field.flag.c_str(),
+                              po::value<std::vector<std::string>>()->composing(),
+                              field.help.c_str());
+        break;
+      default:
+        options.add_options()(field.flag.c_str(), po::value<std::string>(), field.help.c_str());
+    }
+  }
+  options.add_options()("request", po::value<std::string>(),
+                        "read the case from a YAML or JSON file; flags override its values");
+  return options;
+}
+
+Result<CaseRequest> RequestFromOptions(const po::variables_map& vm) {
+  CaseRequest request;
+  if (vm.count("request")) {
+    TRTLLM_RUN_RETURN_IF_ERROR(LoadRequestFile(vm["request"].as<std::string>(), &request));
+  }
+  CaseRequest from_flags;
+  for (const RequestField& field : RequestFields()) {
+    if (!vm.count(field.flag)) continue;
+    std::vector<std::string> values;
+    if (field.type == FieldType::kStringList) {
+      values = vm[field.flag].as<std::vector<std::string>>();
+    } else {
+      values.push_back(vm[field.flag].as<std::string>());
+    }
+    for (const std::string& value : values) {
+      TRTLLM_RUN_RETURN_IF_ERROR(
+          SetRequestField(&from_flags, field.name, value, "--" + field.flag));
+    }
+  }
+  MergeRequest(from_flags, &request);
+  return request;
+}
+
+Result<std::unique_ptr<Runtime>> MakeRuntime(const po::variables_map& vm) {
+  RuntimeOptions options;
+  if (vm.count("plugin-dir")) {
+    options.plugin_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
+  }
+  return Runtime::Create(options);
+}
+
+void PrintPluginProblems(const Registry& registry) {
+  for (const PluginProblem& problem : registry.problems()) {
+    std::cerr << "warning: " << problem.status.ToString() << "\n";
+  }
+}
+
+std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
+                         const po::options_description& visible, po::variables_map* vm) {
+  po::options_description all;
+  all.add(visible).add_options()("help,h", "show this help");
+  po::options_description positional_holder;
+  positional_holder.add_options()("unexpected", po::value<std::vector<std::string>>());
+  all.add(positional_holder);
+  po::positional_options_description positional;
+  positional.add("unexpected", -1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return UsageError(subcommand, e.what());
+  }
+  if (vm->count("unexpected")) {
+    return UsageError(subcommand, "unexpected argument '" +
+                                      (*vm)["unexpected"].as<std::vector<std::string>>()[0] +
+                                      "' (commands are given with --custom-cmd, --test-cmd, ...)");
+  }
+  if (vm->count("help")) {
+    std::cout << "usage: trtllm-run " << subcommand << " [options]\n\n" << visible << "\n";
+    return 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace trtllm_run::cli

@@ -1,0 +1,52 @@
+// Shared pieces of the trtllm-run subcommands: option groups, parsing, error reporting.
+// Each subcommand lives in its own cmd_<name>.cc and is listed in main.cc's table.
+#ifndef TRTLLM_RUN_APPS_CLI_H_
+#define TRTLLM_RUN_APPS_CLI_H_
+
+#include <boost/program_options.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "trtllm_run/request.h"
+#include "trtllm_run/runtime.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run::cli {
+
+namespace po = boost::program_options;
+
+// Subcommand entry points: argv[0] is the subcommand name; returns the exit code.
+int RunMain(int argc, char** argv);
+int PluginsMain(int argc, char** argv);
+
+// Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
+// bad input and unknown names, 3 otherwise).
+int Fail(const std::string& subcommand, const Status& status);
+
+// Prints a usage error with a pointer to --help; returns 2.
+int UsageError(const std::string& subcommand, const std::string& message);
+
+// --plugin-dir, accepted by every subcommand that loads plugins.
+po::options_description PluginOptions();
+
+// One flag per CaseRequest field (--custom-cmd, ...) plus --request FILE.
+po::options_description CaseOptions();
+
+// The request from --request FILE overlaid with the case flags given.
+Result<CaseRequest> RequestFromOptions(const po::variables_map& vm);
+
+// A runtime over the built-in plugins, $TRTLLM_RUN_PLUGIN_PATH and --plugin-dir.
+Result<std::unique_ptr<Runtime>> MakeRuntime(const po::variables_map& vm);
+
+// "warning: ..." on stderr for each plugin that failed to load.
+void PrintPluginProblems(const Registry& registry);
+
+// Parses argv against `visible` (plus --help). Returns an exit code when parsing ended
+// the command (--help: 0, an error: 2); nullopt to go on.
+std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
+                         const po::options_description& visible, po::variables_map* vm);
+
+}  // namespace trtllm_run::cli
+
+#endif  // TRTLLM_RUN_APPS_CLI_H_
