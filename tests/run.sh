@@ -15,5 +15,21 @@ echo "== build ($build_dir)"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_RUN_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
 
+# The services the integration tests use: started here (and by ctest fixtures when
+# ctest runs alone), stopped on exit when this script started them.
+started=()
+stop_services() {
+  for service in "${started[@]}"; do tests/services/"$service".sh stop || true; done
+}
+trap stop_services EXIT
+for service in slurm sshd docker; do
+  [[ -x tests/services/$service.sh ]] || continue
+  if ! tests/services/"$service".sh status >/dev/null 2>&1; then
+    echo "== starting $service"
+    tests/services/"$service".sh ensure
+    started+=("$service")
+  fi
+done
+
 echo "== tests"
-ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 600
+ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900

@@ -1,0 +1,273 @@
+#!/bin/bash
+# Real Slurm 22.05 clusters on this host for the test suite (Debian 12, root, no systemd).
+#
+#   tests/services/slurm.sh ensure   start both clusters unless they already answer (idempotent)
+#   tests/services/slurm.sh stop     stop every daemon this script started (by PID file)
+#   tests/services/slurm.sh status   exit 0 when both clusters answer
+#
+# Cluster "trtllm-test" (default SLURM_CONF=/etc/slurm/slurm.conf): accounting through
+# slurmdbd + MariaDB; nodes `localhost` (2 fake GPUs as gres gpu:2, /dev/fakegpu*) and
+# `cpunode` (no gres; a second slurmd); memory enforcement (OverMemoryKill) so a step
+# over its --mem ends OUT_OF_MEMORY. Partitions, in sinfo order:
+#   maint          State=DOWN                    localhost
+#   restricted     AllowAccounts=proj2           localhost
+#   batch-backfill                               localhost
+#   debug          MaxTime=02:00:00              localhost
+#   batch          Default=YES                   localhost
+#   cpu                                          cpunode   (gres "(null)")
+# Accounts research and proj2. Users: root (default research, also proj2), sshtest and
+# slurmpw (default research), noassoc (a local user with no association).
+# MinJobAge=20: finished jobs leave squeue after ~20 s.
+#
+# Cluster "trtllm-noacct" (SLURM_CONF=/etc/slurm-noacct/slurm.conf): no accounting
+# (sacct/sacctmgr unusable), node `localhost` on other ports, partition batch,
+# MinJobAge=10.
+#
+# Daemon logs: /var/log/slurm/; PID files: /run/trtllm-test-slurm/.
+set -euo pipefail
+
+PIDDIR=/run/trtllm-test-slurm
+MAIN_CONF=/etc/slurm/slurm.conf
+NOACCT_DIR=/etc/slurm-noacct
+NOACCT_CONF=$NOACCT_DIR/slurm.conf
+GPUS=2
+
+stop_pid() {
+  local file=$PIDDIR/$1.pid
+  if [[ -s $file ]]; then
+    local pid
+    pid=$(cat "$file")
+    if kill -0 "$pid" 2>/dev/null; then
+      kill "$pid"
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+      kill -9 "$pid" 2>/dev/null || true
+    fi
+    rm -f "$file"
+  fi
+}
+
+answers() {  # cluster answers and its nodes are usable
+  SLURM_CONF=$1 timeout 10 sinfo -h -o '%T' 2>/dev/null | grep -qE '^(idle|mixed|allocated)'
+}
+
+status() {
+  answers "$MAIN_CONF" && answers "$NOACCT_CONF" && timeout 10 sacctmgr -n show cluster >/dev/null 2>&1
+}
+
+stop() {
+  for daemon in slurmd-noacct slurmctld-noacct slurmd-cpu slurmd slurmctld slurmdbd mariadb munged; do
+    stop_pid "$daemon"
+  done
+}
+
+node_facts() {  # CPUs, topology and memory slurmd detects, minus headroom
+  NCPU=$(nproc)
+  TOPO=$(slurmd -C | head -1 | grep -o 'Boards=.*ThreadsPerCore=[0-9]*')
+  MEM=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
+  MEM=$(( (MEM - 1024) / 3 ))  # three slurmd share this host's memory
+}
+
+common_conf() {  # $1 cluster name, $2 ctld port, $3 state dir suffix, $4 MinJobAge
+  cat <<EOF
+ClusterName=$1
+SlurmctldHost=localhost
+SlurmctldPort=$2
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=256
+ReturnToService=2
+MailProg=/bin/true
+SchedulerType=sched/backfill
+StateSaveLocation=/var/spool/slurmctld$3
+SlurmdSpoolDir=/var/spool/slurmd$3-%n
+SlurmctldPidFile=$PIDDIR/slurmctld$3.pid
+SlurmdPidFile=$PIDDIR/slurmd$3-%n.pid
+SlurmctldLogFile=/var/log/slurm/slurmctld$3.log
+SlurmdLogFile=/var/log/slurm/slurmd$3-%n.log
+SlurmctldDebug=info
+SlurmdDebug=info
+InactiveLimit=0
+KillWait=5
+MinJobAge=$4
+Waittime=0
+SlurmctldTimeout=30
+SlurmdTimeout=30
+GresTypes=gpu
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=1
+JobAcctGatherParams=OverMemoryKill
+EOF
+}
+
+start_munge() {
+  if [[ -s $PIDDIR/munged.pid ]] && kill -0 "$(cat "$PIDDIR/munged.pid")" 2>/dev/null; then return; fi
+  [[ -s /etc/munge/munge.key ]] || mungekey --create --keyfile=/etc/munge/munge.key
+  chown munge:munge /etc/munge/munge.key
+  chmod 600 /etc/munge/munge.key
+  mkdir -p /run/munge /var/log/munge /var/lib/munge
+  chown munge:munge /run/munge /var/log/munge /var/lib/munge
+  rm -f /run/munge/munged.pid
+  runuser -u munge -- /usr/sbin/munged --pid-file=/run/munge/munged.pid --force
+  for _ in $(seq 50); do [[ -s /run/munge/munged.pid ]] && break; sleep 0.1; done
+  cp /run/munge/munged.pid "$PIDDIR/munged.pid"
+  munge -n | unmunge >/dev/null
+}
+
+start_accounting() {
+  mkdir -p /run/mysqld
+  chown mysql:mysql /run/mysqld
+  [[ -d /var/lib/mysql/mysql ]] || mariadb-install-db --user=mysql --datadir=/var/lib/mysql >/dev/null
+  /usr/sbin/mariadbd --user=mysql --pid-file=/run/mysqld/mysqld.pid \
+    --socket=/run/mysqld/mysqld.sock --bind-address=127.0.0.1 >/var/log/slurm/mariadb.log 2>&1 &
+  echo $! >"$PIDDIR/mariadb.pid"
+  for _ in $(seq 150); do
+    mariadb-admin --socket=/run/mysqld/mysqld.sock ping >/dev/null 2>&1 && break
+    kill -0 "$(cat "$PIDDIR/mariadb.pid")" 2>/dev/null || { tail -5 /var/log/slurm/mariadb.log; exit 1; }
+    sleep 0.2
+  done
+  mariadb --socket=/run/mysqld/mysqld.sock <<'SQL'
+CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY 'slurmdbpass';
+GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
+FLUSH PRIVILEGES;
+SQL
+  cat >/etc/slurm/slurmdbd.conf <<EOF
+AuthType=auth/munge
+DbdHost=localhost
+DbdPort=6819
+SlurmUser=root
+DebugLevel=info
+LogFile=/var/log/slurm/slurmdbd.log
+PidFile=$PIDDIR/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=localhost
+StorageUser=slurm
+StoragePass=slurmdbpass
+StorageLoc=slurm_acct_db
+EOF
+  chmod 600 /etc/slurm/slurmdbd.conf
+  slurmdbd
+  for _ in $(seq 150); do sacctmgr -n show cluster >/dev/null 2>&1 && break; sleep 0.2; done
+  sacctmgr -i add cluster trtllm-test >/dev/null || true
+  sacctmgr -i add account research Description=research Organization=trtllm >/dev/null || true
+  sacctmgr -i add account proj2 Description=proj2 Organization=trtllm >/dev/null || true
+  sacctmgr -i add user root Account=research DefaultAccount=research >/dev/null || true
+  sacctmgr -i add user root Account=proj2 >/dev/null || true
+  for user in sshtest slurmpw; do
+    sacctmgr -i add user "$user" Account=research DefaultAccount=research >/dev/null || true
+  done
+}
+
+write_main_conf() {
+  node_facts
+  {
+    common_conf trtllm-test 6817 "" 20
+    cat <<EOF
+SlurmdPort=6818
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStorageEnforce=associations
+EnforcePartLimits=ALL
+AccountingStorageTRES=gres/gpu
+JobCompType=jobcomp/none
+# cpunode first: while a node named localhost is the only one defined, Slurm's lookup
+# returns it for any name and reports the next node as a duplicate.
+NodeName=cpunode NodeHostname=cpunode NodeAddr=127.0.0.2 Port=6816 CPUs=$NCPU $TOPO RealMemory=$MEM State=UNKNOWN
+NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 Port=6818 CPUs=$NCPU $TOPO RealMemory=$MEM Gres=gpu:$GPUS State=UNKNOWN
+PartitionName=maint Nodes=localhost State=DOWN MaxTime=INFINITE
+PartitionName=restricted Nodes=localhost AllowAccounts=proj2 MaxTime=INFINITE State=UP
+PartitionName=batch-backfill Nodes=localhost MaxTime=INFINITE State=UP
+PartitionName=debug Nodes=localhost MaxTime=02:00:00 State=UP
+PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+PartitionName=cpu Nodes=cpunode MaxTime=INFINITE State=UP
+EOF
+  } >"$MAIN_CONF"
+  for i in $(seq 0 $((GPUS - 1))); do
+    [[ -e /dev/fakegpu$i ]] || mknod -m 666 "/dev/fakegpu$i" c 195 "$i"
+  done
+  # File-less gres entries are dropped by slurmd; fake character devices (never opened) work.
+  echo "NodeName=localhost Name=gpu File=/dev/fakegpu[0-$((GPUS - 1))] AutoDetect=off" >/etc/slurm/gres.conf
+  rm -f /etc/slurm/cgroup.conf  # 22.05 has no "disabled" cgroup plugin; none is used here
+}
+
+write_noacct_conf() {
+  node_facts
+  mkdir -p "$NOACCT_DIR"
+  {
+    common_conf trtllm-noacct 6827 "-noacct" 10
+    cat <<EOF
+SlurmdPort=6828
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 Port=6828 CPUs=$NCPU $TOPO RealMemory=$MEM State=UNKNOWN
+PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+EOF
+  } >"$NOACCT_CONF"
+  : >"$NOACCT_DIR/gres.conf"
+}
+
+start() {
+  export DEBIAN_FRONTEND=noninteractive
+  local packages=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server)
+  local missing=()
+  for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' ||
+      missing+=("$package")
+  done
+  if [[ ${#missing[@]} -gt 0 ]]; then
+    apt-get update -q >/dev/null
+    apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  stop
+  mkdir -p "$PIDDIR" /var/log/slurm /var/spool
+  start_munge
+  for user in sshtest slurmpw noassoc; do
+    id "$user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$user"
+  done
+  # cpunode is a second slurmd on this host; Slurm wants a distinct host name for it.
+  grep -qE '^127\.0\.0\.2[[:space:]].*\bcpunode\b' /etc/hosts || echo "127.0.0.2 cpunode" >>/etc/hosts
+  write_main_conf
+  write_noacct_conf
+  start_accounting
+  mkdir -p /var/spool/slurmctld /var/spool/slurmctld-noacct
+  slurmctld -c
+  slurmd -N localhost
+  slurmd -N cpunode
+  SLURM_CONF=$NOACCT_CONF slurmctld -c
+  SLURM_CONF=$NOACCT_CONF slurmd -N localhost
+  for _ in $(seq 150); do
+    status && break
+    sleep 0.2
+  done
+  if ! status; then
+    echo "slurm.sh: the clusters did not come up; see /var/log/slurm/" >&2
+    tail -n 20 /var/log/slurm/*.log >&2 || true
+    exit 1
+  fi
+  # Nodes can register before the second one: wait until every node is usable.
+  for _ in $(seq 100); do
+    [[ $(sinfo -h -N -o '%T' | grep -cvE '^(idle|mixed|allocated)') -eq 0 ]] && break
+    sleep 0.2
+  done
+}
+
+case ${1:-ensure} in
+  ensure)
+    status || start
+    echo "slurm: trtllm-test (SLURM_CONF=$MAIN_CONF), trtllm-noacct (SLURM_CONF=$NOACCT_CONF)"
+    ;;
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *)
+    echo "usage: $0 ensure|start|stop|status" >&2
+    exit 2
+    ;;
+esac
