@@ -1,5 +1,8 @@
 #include "cli.h"
 
+#include "trtllm_run/text.h"
+
+#include <cstdlib>
 #include <iostream>
 #include <vector>
 
@@ -32,10 +35,13 @@ int UsageError(const std::string& subcommand, const std::string& message) {
 }
 
 po::options_description PluginOptions() {
-  po::options_description options("Plugins");
+  po::options_description options("Plugins and site");
   options.add_options()("plugin-dir", po::value<std::vector<std::string>>()->composing(),
                         "also load plugins from DIR (repeatable; after the built-in directory and "
-                        "$TRTLLM_RUN_PLUGIN_PATH)");
+                        "$TRTLLM_RUN_PLUGIN_PATH)")(
+      "clusters", po::value<std::string>(),
+      "the cluster catalog (default: $TRTLLM_RUN_CLUSTERS, else "
+      "$XDG_CONFIG_HOME/trtllm-run/clusters.yaml)");
   return options;
 }
 
@@ -57,7 +63,10 @@ po::options_description CaseOptions() {
     }
   }
   options.add_options()("request", po::value<std::string>(),
-                        "read the case from a YAML or JSON file; flags override its values");
+                        "read the case from a YAML or JSON file; flags override its values")(
+      "password-file", po::value<std::string>(),
+      "read the SSH password for the login node from FILE (else "
+      "$TRTLLM_RUN_SLURM_PASSWORD); never stored or logged");
   return options;
 }
 
@@ -81,6 +90,20 @@ Result<CaseRequest> RequestFromOptions(const po::variables_map& vm) {
     }
   }
   MergeRequest(from_flags, &request);
+  if (vm.count("password-file")) {
+    const std::string path = vm["password-file"].as<std::string>();
+    Result<std::string> password = ReadFile(path);
+    if (!password.ok()) {
+      return Status::InvalidInput("--password-file: " + password.status().message(),
+                                  "give a readable file (mode 0600) holding only the password");
+    }
+    std::string secret = password.value();
+    while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+    request.slurm_password = secret;
+    // The remote executor reads the password where it needs it, from the file; only
+    // the path travels in the environment.
+    ::setenv("TRTLLM_RUN_SLURM_PASSWORD_FILE", path.c_str(), 1);
+  }
   return request;
 }
 
@@ -89,6 +112,7 @@ Result<std::unique_ptr<Runtime>> MakeRuntime(const po::variables_map& vm) {
   if (vm.count("plugin-dir")) {
     options.plugin_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
   }
+  if (vm.count("clusters")) options.catalog_path = vm["clusters"].as<std::string>();
   return Runtime::Create(options);
 }
 

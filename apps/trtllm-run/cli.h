@@ -19,6 +19,12 @@ namespace po = boost::program_options;
 // Subcommand entry points: argv[0] is the subcommand name; returns the exit code.
 int RunMain(int argc, char** argv);
 int PluginsMain(int argc, char** argv);
+int PlanMain(int argc, char** argv);
+int StatusMain(int argc, char** argv);
+int AttachMain(int argc, char** argv);
+int CancelMain(int argc, char** argv);
+int ReleaseMain(int argc, char** argv);
+int EnvMain(int argc, char** argv);
 
 // Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
 // bad input and unknown names, 3 otherwise).

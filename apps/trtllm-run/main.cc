@@ -24,6 +24,16 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::RunMain},
     {"plugins", "list the workflow and executor plugins found, and any that failed to load",
      trtllm_run::cli::PluginsMain},
+    {"plan", "derive and render a case into its work dir without running it",
+     trtllm_run::cli::PlanMain},
+    {"status", "show what a work dir's run is doing, or its verdict", trtllm_run::cli::StatusMain},
+    {"attach", "follow a work dir's log until its verdict; exit with the verdict's code",
+     trtllm_run::cli::AttachMain},
+    {"cancel", "stop a work dir's running job", trtllm_run::cli::CancelMain},
+    {"release", "end the Slurm allocations persistent mode holds for later runs",
+     trtllm_run::cli::ReleaseMain},
+    {"env", "probe Slurm (slurm_env.json) here or on a login node; --env-check: host facts",
+     trtllm_run::cli::EnvMain},
 };
 
 void PrintUsage(std::ostream& out) {

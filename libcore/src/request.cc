@@ -92,10 +92,20 @@ const std::vector<FieldDef>& FieldTable() {
       Str("llm_models_root", &R::llm_models_root, "Models root inside the container"),
       Str("container_runtime", &R::container_runtime,
           "Slurm container runtime: pyxis (default) or none"),
+      Bool("persistent_mode", &R::persistent_mode,
+           "local_slurm: hold one Slurm allocation and run jobs as its steps, skipping the "
+           "queue on later runs; `trtllm-run release` ends it (default: false)"),
+      Str("docker_pull", &R::docker_pull,
+          "local_docker image pull policy: never (no registry contacted), missing (default), "
+          "always"),
+      Str("docker_memory", &R::docker_memory,
+          "local_docker container memory limit, e.g. 8g (default: none)"),
       Str("slurm_cluster", &R::slurm_cluster,
           "Remote cluster name; looked up in the cluster catalog"),
       Str("ssh_host", &R::ssh_host,
           "Full SSH destination of the login node (overrides the catalog)"),
+      Str("ssh_config_file", &R::ssh_config_file,
+          "ssh_config file (ssh -F) for the login node: port, key, proxy, host alias"),
       Str("user_name", &R::user_name, "Login user name (default: the current user)"),
       Str("slurm_user", &R::slurm_user, "SSH/Slurm user name, used verbatim"),
       Str("remote_cwd", &R::remote_cwd, "Remote working directory"),
@@ -104,9 +114,17 @@ const std::vector<FieldDef>& FieldTable() {
       Str("repo_branch", &R::repo_branch,
           "Git branch to check out remotely (default: the current branch)"),
       List("extra_files", &R::extra_files, "Extra file to copy to the cluster (repeatable)"),
+      Bool("release_allocation", &R::release_allocation,
+           "remote_slurm: release the allocation after the run; false keeps it for later runs "
+           "(default: true)"),
+      Str("alloc_time_limit", &R::alloc_time_limit,
+          "Slurm --time of a held allocation (persistent_mode, release_allocation false; "
+          "default: 01:00:00)"),
       Str("repo_root", &R::repo_root,
           "TensorRT-LLM repo root (default: the git top level above the cwd, else the cwd)"),
       Str("scenario", &R::scenario, "Executor to use (default: chosen by routing)"),
+      Str("slurm_env_file", &R::slurm_env_file,
+          "A saved slurm_env.json (the Slurm probe's output) to plan against without probing"),
   };
   return table;
 }
@@ -526,9 +544,13 @@ Status LoadRequestFile(const std::string& path, CaseRequest* request) {
     return Status::IoError(text.status().message(),
                            "a request file is a YAML or JSON mapping of field names to values");
   }
+  return LoadRequestText(text.value(), path, request);
+}
+
+Status LoadRequestText(const std::string& text, const std::string& path, CaseRequest* request) {
   YAML::Node root;
   try {
-    root = YAML::Load(text.value());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     std::string where = path;
     if (!e.mark.is_null()) {
@@ -537,7 +559,7 @@ Status LoadRequestFile(const std::string& path, CaseRequest* request) {
     return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
   }
   try {
-    TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text.value(), root));
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, root));
     return LoadRequestNode(path, root, request);
   } catch (const YAML::Exception& e) {
     return Status::InvalidInput(path + ": " + e.what());

@@ -10,6 +10,12 @@
 #include <filesystem>
 #include <sstream>
 
+#include "trtllm_run/diagnosis.h"
+#include "trtllm_run/env_check.h"
+#include "trtllm_run/routing.h"
+#include "trtllm_run/slurm_probe.h"
+#include "trtllm_run/slurm_run.h"
+#include "trtllm_run/ssh.h"
 #include "trtllm_run/text.h"
 
 namespace trtllm_run {
@@ -73,17 +79,33 @@ Result<std::string> CreateWorkDir(const std::string& planned) {
   return Status::IoError("cannot find a free work dir name next to '" + planned + "'");
 }
 
-// Spec 000 Steps 2-3: decides the scenario and resolves what the executor needs.
-// Until the environment probe lands, the scenario is --scenario or local_direct.
-Status Place(const CaseRequest& request, const JobPlan& /*plan*/, Placement* placement) {
-  if (request.scenario) {
-    placement->scenario = *request.scenario;
-    placement->notes.push_back("scenario " + placement->scenario + ": given with --scenario");
-  } else {
-    placement->scenario = "local_direct";
-    placement->notes.push_back("scenario local_direct: no --scenario given; runs on this host");
-  }
-  return Status::Ok();
+// The origin URL and branch of the checkout at `repo_root` (spec 000 Step 5 for
+// remote_slurm); empty when it is not a git checkout or has no origin.
+std::pair<std::string, std::string> GitOrigin(Scenario& local, const std::string& repo_root) {
+  auto first_line = [](const Result<CommandOutput>& out) {
+    if (!out.ok() || out->exit_code != 0) return std::string();
+    std::string text = out->stdout_text;
+    return text.substr(0, text.find('\n'));
+  };
+  return {first_line(local.Run({"git", "-C", repo_root, "remote", "get-url", "origin"}, "")),
+          first_line(local.Run({"git", "-C", repo_root, "rev-parse", "--abbrev-ref", "HEAD"}, ""))};
+}
+
+// The SSH connection to a remote_slurm login node, built exactly as the remote_slurm
+// executor builds it (SshOptionsForSpec), so the probe and the run authenticate alike.
+Result<std::unique_ptr<Scenario>> MakeRemoteScenario(const CaseRequest& request,
+                                                     const Placement& placement) {
+  JobSpec connection;
+  connection.work_dir = "(planning)";
+  connection.ssh_host = placement.ssh_host;
+  connection.slurm_user = placement.slurm_user;
+  if (request.ssh_config_file) connection.extra["ssh_config_file"] = *request.ssh_config_file;
+  Result<SshOptions> options = SshOptionsForSpec(connection);
+  if (!options.ok()) return options.status();
+  if (request.slurm_password) options->password = *request.slurm_password;
+  Result<std::unique_ptr<SshScenario>> ssh = MakeSshScenario(options.value());
+  if (!ssh.ok()) return ssh.status();
+  return std::unique_ptr<Scenario>(std::move(ssh.value()));
 }
 
 }  // namespace
@@ -104,11 +126,88 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) 
     registry->LoadDirectory(BuiltinPluginDirectory(), /*missing_ok=*/false);
   }
   for (const std::string& dir : options.plugin_dirs) registry->LoadDirectory(dir);
-  return std::make_unique<Runtime>(std::move(registry));
+  Result<std::optional<ClusterCatalog>> catalog = LoadDefaultClusterCatalog(options.catalog_path);
+  if (!catalog.ok()) return catalog.status();
+  auto runtime = std::make_unique<Runtime>(std::move(registry));
+  runtime->SetCatalog(std::move(catalog.value()));
+  return runtime;
 }
 
 Runtime::Runtime(std::unique_ptr<Registry> registry) : registry_(std::move(registry)) {}
 Runtime::~Runtime() = default;
+
+void Runtime::SetCatalog(std::optional<ClusterCatalog> catalog) { catalog_ = std::move(catalog); }
+
+Status Runtime::Place(PlannedCase* planned) const {
+  const CaseRequest& request = planned->request;
+  const ClusterCatalog* catalog = this->catalog();
+  std::unique_ptr<Scenario> local = MakeLocalScenario();
+
+  // The env check runs nvidia-smi, docker and scontrol: only when routing or the executor
+  // needs this host's facts, so explicit --scenario runs (and planning) stay fast.
+  EnvFacts env;
+  bool needs_env = !request.scenario || *request.scenario == "local_docker";
+  if (needs_env) {
+    Result<EnvFacts> checked = CheckEnvironment(*local, catalog);
+    if (!checked.ok()) return checked.status().WithContext("env check");
+    env = std::move(checked.value());
+  }
+  Result<Placement> routed =
+      Route(request, planned->plan, env, catalog, registry_->ExecutorNames());
+  if (!routed.ok()) return routed.status();
+  Placement& placement = routed.value();
+
+  if (IsSlurmScenario(placement.scenario)) {
+    SlurmEnv slurm_env;
+    if (request.slurm_env_file) {
+      Result<std::string> text = ReadFile(*request.slurm_env_file);
+      if (!text.ok())
+        return Status::InvalidInput(text.status().message(), "check --slurm-env-file");
+      Result<SlurmEnv> parsed = SlurmEnvFromJson(text.value(), *request.slurm_env_file);
+      if (!parsed.ok()) return parsed.status();
+      slurm_env = std::move(parsed.value());
+      placement.notes.push_back("slurm_env: read from " + *request.slurm_env_file + " (no probe)");
+    } else {
+      std::unique_ptr<Scenario> remote;
+      if (placement.scenario == "remote_slurm") {
+        Result<std::unique_ptr<Scenario>> ssh = MakeRemoteScenario(request, placement);
+        if (!ssh.ok()) return ssh.status();
+        remote = std::move(ssh.value());
+      }
+      Scenario& where = remote ? *remote : *local;
+      Result<SlurmEnv> probed = ProbeSlurm(where, ProbeOptions{});
+      if (!probed.ok()) return probed.status().WithContext("Slurm probe on " + where.Name());
+      slurm_env = std::move(probed.value());
+      for (const std::string& error : slurm_env.errors) {
+        if (error == kSlurmToolsNotFound) {
+          return Status::InvalidInput(
+              placement.scenario + ": the Slurm client tools were not found on " + where.Name(),
+              "run where sinfo/sbatch are on PATH, or pick another --scenario");
+        }
+      }
+      placement.notes.push_back("slurm probe on " + where.Name() + ": " +
+                                std::to_string(slurm_env.partitions.size()) + " partitions, " +
+                                std::to_string(slurm_env.accounts.size()) + " accounts");
+    }
+    const ClusterEntry* entry = placement.cluster ? &*placement.cluster : nullptr;
+    if (!slurm_env.policy_merged) {  // a saved slurm_env.json may carry them already
+      MergePolicyFields(entry, request, placement.scenario == "remote_slurm", &slurm_env);
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(ResolveAccountPartition(request, slurm_env, entry, &placement));
+  }
+  if (placement.scenario == "remote_slurm") {
+    std::pair<std::string, std::string> origin = GitOrigin(*local, planned->plan.repo_root);
+    if (!planned->request.repo_url && !origin.first.empty())
+      planned->request.repo_url = origin.first;
+    if (!planned->request.repo_branch && !origin.second.empty()) {
+      planned->request.repo_branch = origin.second;
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(ResolveRemotePaths(
+        planned->request, planned->request.repo_url.value_or(""), planned->work_dir, &placement));
+  }
+  planned->placement = std::move(placement);
+  return Status::Ok();
+}
 
 Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   Result<CommandKind> kind = ClassifyCommand(request);
@@ -152,7 +251,10 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
                           ": claimed the request (registry order)");
   planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
 
-  TRTLLM_RUN_RETURN_IF_ERROR(Place(planned.request, planned.plan, &planned.placement));
+  planned.work_dir = (fs::path(repo_root.value()) / "work_dirs" /
+                      (planned.plan.model_name + "_" + LocalTimestamp()))
+                         .string();
+  TRTLLM_RUN_RETURN_IF_ERROR(Place(&planned));
   planned.scenario = planned.placement.scenario;
   planned.notes.insert(planned.notes.end(), planned.placement.notes.begin(),
                        planned.placement.notes.end());
@@ -161,9 +263,6 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   TRTLLM_RUN_RETURN_IF_ERROR(
       executor.value()->Validate(planned.request, planned.plan, planned.placement));
 
-  planned.work_dir = (fs::path(repo_root.value()) / "work_dirs" /
-                      (planned.plan.model_name + "_" + LocalTimestamp()))
-                         .string();
   return planned;
 }
 
@@ -178,6 +277,12 @@ Result<PreparedCase> Runtime::Prepare(const CaseRequest& request) const {
   PreparedCase prepared;
   prepared.planned = std::move(planned.value());
   prepared.planned.work_dir = work_dir.value();
+  Placement& placement = prepared.planned.placement;
+  if (!placement.remote_work_dir.empty()) {  // follow a _2 suffix CreateWorkDir added
+    placement.remote_work_dir =
+        (fs::path(placement.remote_work_dir).parent_path() / fs::path(work_dir.value()).filename())
+            .string();
+  }
   JobSpec& spec = prepared.spec;
   spec.scenario = prepared.planned.scenario;
   spec.work_dir = work_dir.value();
@@ -228,6 +333,7 @@ RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& optio
     result.monitor_timeout_seconds = planned.plan.monitor_timeout_seconds;
   }
   result.notes.insert(result.notes.begin(), planned.notes.begin(), planned.notes.end());
+  Diagnose(&result, spec);  // spec 000 "Failure Diagnosis", the same for every executor
 
   Status written = WriteResult(result);
   if (!written.ok()) result.errors.push_back(written.ToString());

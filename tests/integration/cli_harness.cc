@@ -262,7 +262,11 @@ std::string FindSingleWorkDir(const std::string& repo_root) {
 std::string ReadTextFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "";
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  try {
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return "";  // e.g. /proc/<pid>/cmdline of a process that exited meanwhile (ESRCH)
+  }
 }
 
 void WriteTextFile(const std::string& path, const std::string& contents) {

@@ -94,7 +94,8 @@ TEST_CASE("CLI: request files work and their errors name file and key", "[cli][r
                 "custom_cmd: echo \"file says $WHO\"\n"
                 "custom_env:\n  WHO: the file\n"
                 "monitor_timeout: 1m\n");
-  CliRun run = RunCli({"run", "--request", good, "--repo-root", root.path()});
+  CliRun run =
+      RunCli({"run", "--request", good, "--repo-root", root.path(), "--scenario", "local_direct"});
   INFO(run.Describe());
   CHECK(run.exit_code == 0);
   CHECK_THAT(run.stdout_text, Catch::Contains("file says the file"));
@@ -103,8 +104,8 @@ TEST_CASE("CLI: request files work and their errors name file and key", "[cli][r
 
   // Flags override the file.
   TempDir second;
-  CliRun overridden = RunCli(
-      {"run", "--request", good, "--repo-root", second.path(), "--custom-cmd", "echo flag wins"});
+  CliRun overridden = RunCli({"run", "--request", good, "--repo-root", second.path(),
+                              "--custom-cmd", "echo flag wins", "--scenario", "local_direct"});
   CHECK_THAT(overridden.stdout_text, Catch::Contains("flag wins"));
 
   std::string bad = root.path() + "/bad.yaml";
@@ -135,7 +136,7 @@ TEST_CASE("CLI: --help, --version and unknown subcommands", "[cli]") {
   CliRun version = RunCli({"--version"});
   CHECK(version.exit_code == 0);
   CHECK_THAT(version.stdout_text, Catch::StartsWith("trtllm-run "));
-  CHECK_THAT(version.stdout_text, Catch::Contains("plugin API 1"));
+  CHECK_THAT(version.stdout_text, Catch::Contains("plugin API 2"));
 
   CliRun unknown = RunCli({"launch"});
   CHECK(unknown.exit_code == 2);

@@ -26,7 +26,8 @@ std::string Str(const rapidjson::Value& doc, const char* key) {
 // Runs `trtllm-run run --custom-cmd CMD --repo-root ROOT [extra...]`.
 CliRun RunCase(const TempDir& root, const std::string& command, std::vector<std::string> extra = {},
                CliOptions options = {}) {
-  options.args = {"run", "--custom-cmd", command, "--repo-root", root.path()};
+  options.args = {"run",   "--scenario",  "local_direct", "--custom-cmd",
+                  command, "--repo-root", root.path()};
   options.args.insert(options.args.end(), extra.begin(), extra.end());
   return RunCli(options);
 }

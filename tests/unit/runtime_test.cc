@@ -77,6 +77,7 @@ TEST_CASE("the built-in plugins plan a custom command for local_direct", "[runti
   request.custom_cmd = "python3 run.py --model=/models/Llama-3.1-8B-Instruct";
   request.repo_root = repo.path;
   request.monitor_timeout = "30m";
+  request.scenario = "local_direct";
   Result<PlannedCase> planned = runtime->Plan(request);
   REQUIRE(planned.ok());
   CHECK(planned->scenario == "local_direct");
@@ -160,6 +161,7 @@ TEST_CASE("custom_script becomes bash <absolute script>", "[runtime]") {
   request.custom_script = script;
   request.custom_cmd = "ignored";
   request.custom_env = "A=1 B='two words'";
+  request.scenario = "local_direct";
   Result<PlannedCase> planned = runtime->Plan(request);
   REQUIRE(planned.ok());
   CHECK(planned->plan.command == "bash " + ShellQuote(script));

@@ -59,6 +59,9 @@ struct SlurmEnv {
   std::optional<std::string> slurm_user;
   std::optional<std::string> remote_cwd;
   std::optional<bool> mfa_style;
+  // True once the policy fields were merged (or read back): slurm_env.json then carries
+  // the six policy keys, null where absent. False: the probe's document alone.
+  bool policy_merged = false;
 
   const SlurmPartition* FindPartition(const std::string& name) const {
     for (const SlurmPartition& partition : partitions) {
@@ -81,6 +84,7 @@ struct ClusterEntry {
   std::string ssh_host_pattern;   // e.g. "{slurm_user}@login-{cluster}.example.com"
   std::optional<bool> mfa_style;  // MFA clusters: slurm_user gets the site's suffix
   std::string mfa_user_suffix;    // appended to user_name when mfa_style is true
+  std::string slurm_user;         // login name on this cluster, used verbatim when set
   int gpus_per_node = 0;
   std::vector<std::string> device_types;  // "H100", "GB200", ...
   std::string arch;                       // x86_64 or aarch64 (derived from GB/GH if empty)

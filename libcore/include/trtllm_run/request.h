@@ -43,10 +43,15 @@ struct CaseRequest {
   std::optional<std::string> models_path;
   std::optional<std::string> llm_models_root;
   std::optional<std::string> container_runtime;  // pyxis (default) or none
+  // local_slurm: hold one allocation and run jobs as its steps (spec 001/002 Step 5).
+  std::optional<bool> persistent_mode;
+  std::optional<std::string> docker_pull;    // local_docker: never, missing (default), always
+  std::optional<std::string> docker_memory;  // local_docker: container memory limit, e.g. 8g
 
   // Remote Slurm inputs. The password is never serialized (see slurm_password_file).
   std::optional<std::string> slurm_cluster;
   std::optional<std::string> ssh_host;
+  std::optional<std::string> ssh_config_file;  // ssh -F FILE for the login node
   std::optional<std::string> user_name;
   std::optional<std::string> slurm_user;
   std::optional<std::string> remote_cwd;
@@ -54,10 +59,15 @@ struct CaseRequest {
   std::optional<std::string> repo_url;
   std::optional<std::string> repo_branch;
   std::vector<std::string> extra_files;
+  std::optional<bool> release_allocation;       // remote_slurm: false keeps it for later runs
+  std::optional<std::string> alloc_time_limit;  // held allocations' Slurm --time
 
   // Where and how to run.
   std::optional<std::string> repo_root;  // default: the git top level above the cwd, else cwd
   std::optional<std::string> scenario;   // executor name; default: chosen by routing
+  // A saved slurm_env.json (the Slurm probe's document) to plan against instead of
+  // probing the cluster; the runtime loads it into Placement.slurm_env.
+  std::optional<std::string> slurm_env_file;
 
   // Secret: held in memory only; never written to job_spec.json, result.json or logs.
   std::optional<std::string> slurm_password;
@@ -93,6 +103,10 @@ TRTLLM_RUN_API Status SetRequestField(CaseRequest* request, std::string_view nam
 // overwriting fields the file names. Unknown keys, wrong types and a slurm_password key
 // are errors naming the file, line and the valid choices.
 TRTLLM_RUN_API Status LoadRequestFile(const std::string& path, CaseRequest* request);
+
+// LoadRequestFile on text already read; `origin` (a path or "<stdin>") is named in errors.
+TRTLLM_RUN_API Status LoadRequestText(const std::string& text, const std::string& origin,
+                                      CaseRequest* request);
 
 // Copies every field given in `overrides` onto `base`.
 TRTLLM_RUN_API void MergeRequest(const CaseRequest& overrides, CaseRequest* base);

@@ -5,11 +5,13 @@
 #define TRTLLM_RUN_RUNTIME_H_
 
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "trtllm_run/cancel.h"
+#include "trtllm_run/catalog.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/job_spec.h"
@@ -25,6 +27,9 @@ struct RuntimeOptions {
   std::vector<std::string> plugin_dirs;  // searched after the built-in dir and the env path
   bool load_builtin_plugins = true;
   bool use_plugin_path_env = true;  // honour $TRTLLM_RUN_PLUGIN_PATH
+  // The cluster catalog (clusters.yaml): this path, else $TRTLLM_RUN_CLUSTERS, else
+  // $XDG_CONFIG_HOME/trtllm-run/clusters.yaml; none is fine.
+  std::string catalog_path;
 };
 
 struct RunOptions {
@@ -62,6 +67,10 @@ class TRTLLM_RUN_API Runtime {
 
   Registry& registry() { return *registry_; }
 
+  // The catalog in use, or null. Set by Create(); SetCatalog() replaces it.
+  const ClusterCatalog* catalog() const { return catalog_ ? &*catalog_ : nullptr; }
+  void SetCatalog(std::optional<ClusterCatalog> catalog);
+
   // Classifies, plans, routes and validates. Touches nothing on disk. Every error is
   // kInvalidInput or kNotFound with what was wrong and what would be valid.
   Result<PlannedCase> Plan(const CaseRequest& request) const;
@@ -78,7 +87,12 @@ class TRTLLM_RUN_API Runtime {
   Result<RunResult> Run(const CaseRequest& request, const RunOptions& options) const;
 
  private:
+  // Spec 000 Steps 2-2.5: routes the case and, for Slurm scenarios, probes the cluster
+  // (or reads request.slurm_env_file) and resolves the account and partition.
+  Status Place(PlannedCase* planned) const;
+
   std::unique_ptr<Registry> registry_;
+  std::optional<ClusterCatalog> catalog_;
 };
 
 }  // namespace trtllm_run

@@ -1,0 +1,489 @@
+#include "trtllm_run/routing.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "trtllm_run/slurm_probe.h"
+
+namespace trtllm_run {
+
+const char kPerfSanityWorkflow[] = "perf_sanity";
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return Lower(a) == Lower(b); }
+
+std::string Join(const std::vector<std::string>& items, const std::string& separator = ", ") {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out.empty() ? "(none)" : out;
+}
+
+bool Contains(const std::vector<std::string>& items, const std::string& value) {
+  return std::find(items.begin(), items.end(), value) != items.end();
+}
+
+std::string Given(const std::optional<std::string>& value) {
+  return value && !value->empty() ? *value : "";
+}
+
+const char kCatalogHint[] =
+    "create a cluster catalog (--clusters FILE, $TRTLLM_RUN_CLUSTERS or "
+    "~/.config/trtllm-run/clusters.yaml; see examples/clusters.yaml)";
+
+// Routing state shared by the rules below.
+class Router {
+ public:
+  Router(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
+         const ClusterCatalog* catalog, const std::vector<std::string>& executor_names)
+      : request_(request),
+        plan_(plan),
+        env_(env),
+        catalog_(catalog),
+        executor_names_(executor_names),
+        user_name_(EffectiveUserName(request.user_name)) {
+    placement_.env = env;
+  }
+
+  Result<Placement> Route() {
+    TRTLLM_RUN_RETURN_IF_ERROR(Decide());
+    if (!Contains(executor_names_, placement_.scenario)) {
+      return Status::NotFound(
+          "routing chose scenario " + placement_.scenario + " but no executor plugin named '" +
+              placement_.scenario + "' is loaded",
+          "loaded executors: " + Join(executor_names_) +
+              "; run 'trtllm-run plugins' to see which plugins failed to load, or pick one "
+              "with --scenario");
+    }
+    ResolveModels();
+    return placement_;
+  }
+
+ private:
+  bool Perf() const { return plan_.workflow_type == kPerfSanityWorkflow; }
+  bool LocalSlurm() const { return env_.slurm_available && env_.cluster_name.has_value(); }
+  void Note(const std::string& line) { placement_.notes.push_back(line); }
+
+  Status Decide() {
+    std::string slurm_cluster = Given(request_.slurm_cluster);
+    std::string device_type = Given(request_.device_type);
+    if (request_.scenario) return Override(*request_.scenario);
+
+    if (!slurm_cluster.empty()) {
+      if (env_.cluster_name && EqualsIgnoreCase(*env_.cluster_name, slurm_cluster)) {
+        Local("local_slurm", "slurm_cluster " + slurm_cluster +
+                                 " is the cluster this host is on (scontrol ClusterName " +
+                                 *env_.cluster_name + ")");
+        return Status::Ok();
+      }
+      std::string why = env_.cluster_name ? "this host is on cluster " + *env_.cluster_name
+                                          : "this host is on no Slurm cluster";
+      return RemoteNamed(slurm_cluster, "slurm_cluster " + slurm_cluster + " given; " + why);
+    }
+
+    if (!device_type.empty() && !EqualsIgnoreCase(device_type, env_.device_type)) {
+      std::string local =
+          env_.gpu_count > 0 ? std::to_string(env_.gpu_count) + " x " + env_.device_type : "no GPU";
+      return AutoSelect(device_type,
+                        "device_type " + device_type + " wanted, this host has " + local);
+    }
+
+    // Local choices: is the host (or its cluster) able to run the case?
+    int per_node = plan_.required_devices_per_node;
+    bool satisfied;
+    std::string capacity;
+    if (LocalSlurm()) {
+      satisfied = env_.gpus_per_node <= 0 || env_.gpus_per_node >= per_node;
+      capacity = env_.gpus_per_node > 0
+                     ? "cluster " + *env_.cluster_name + " has " +
+                           std::to_string(env_.gpus_per_node) + " GPUs per node"
+                     : "cluster " + *env_.cluster_name + " (GPUs per node checked by the probe)";
+    } else {
+      satisfied = env_.gpu_count >= plan_.total_required_devices;
+      capacity = "this host has " + (env_.gpu_count > 0
+                                         ? std::to_string(env_.gpu_count) + " x " + env_.device_type
+                                         : std::string("no GPU"));
+    }
+    std::string need = "the case needs " + std::to_string(plan_.total_required_devices) +
+                       " GPU(s), " + std::to_string(per_node) + " per node";
+    if (satisfied && Perf() && !LocalSlurm()) {
+      satisfied = false;
+      capacity = "perf-sanity tests run only on Slurm and this host has no Slurm cluster";
+    }
+    if (satisfied) {
+      if (LocalSlurm()) {
+        Local("local_slurm", need + "; " + capacity);
+      } else if (env_.docker_available) {
+        Local("local_docker", need + "; " + capacity + "; Docker engine reachable");
+      } else {
+        Local("local_direct",
+              need + "; " + capacity + "; no Slurm, no Docker (" + env_.docker_error + ")");
+      }
+      return Status::Ok();
+    }
+    std::string reason = "not satisfied here: " + need + "; " + capacity;
+    std::string select_type = device_type.empty() ? env_.device_type : device_type;
+    if (!select_type.empty()) return AutoSelect(select_type, reason);
+    if (!Perf() && env_.gpu_count == 0 && !LocalSlurm()) {
+      Local("local_direct",
+            need +
+                ", but this host has no GPU and no device_type says which cluster could run "
+                "it: running here anyway (give --device-type or --slurm-cluster to run "
+                "elsewhere)");
+      return Status::Ok();
+    }
+    return Status::InvalidInput(reason,
+                                "give --device-type (to auto-select a cluster from the catalog) or "
+                                "--slurm-cluster NAME, or ask for fewer devices");
+  }
+
+  // --scenario: any loaded executor.
+  Status Override(const std::string& scenario) {
+    if (!Contains(executor_names_, scenario)) {
+      return Status::NotFound("unknown scenario '" + scenario + "' (--scenario)",
+                              "loaded executors: " + Join(executor_names_));
+    }
+    if (Perf() && (scenario == "local_direct" || scenario == "local_docker")) {
+      return Status::InvalidInput(
+          "perf-sanity tests run only on Slurm; --scenario " + scenario + " cannot run them",
+          "use --scenario local_slurm or remote_slurm, or leave --scenario out");
+    }
+    std::string why = "given with --scenario";
+    if (scenario != "remote_slurm") {
+      Local(scenario, why);
+      return Status::Ok();
+    }
+    std::string slurm_cluster = Given(request_.slurm_cluster);
+    std::string device_type = Given(request_.device_type);
+    if (!slurm_cluster.empty()) return RemoteNamed(slurm_cluster, why);
+    if (!device_type.empty()) return AutoSelect(device_type, why);
+    if (!Given(request_.ssh_host).empty()) return Remote(nullptr, "", why);
+    return Status::InvalidInput(
+        "--scenario remote_slurm needs a cluster",
+        "give --slurm-cluster NAME (from the catalog), --device-type (auto-select) or --ssh-host");
+  }
+
+  void Local(const std::string& scenario, const std::string& why) {
+    placement_.scenario = scenario;
+    placement_.arch = env_.arch;
+    Note("scenario " + scenario + ": " + why);
+    if (catalog_ != nullptr && env_.cluster_name) {
+      if (const ClusterEntry* entry = catalog_->FindByName(*env_.cluster_name)) {
+        placement_.cluster = *entry;
+        Note("cluster " + entry->name + ": this host's cluster, from the catalog " +
+             catalog_->path);
+      }
+    }
+  }
+
+  // remote_slurm on the cluster named by the caller.
+  Status RemoteNamed(const std::string& name, const std::string& why) {
+    const ClusterEntry* entry = catalog_ ? catalog_->FindByName(name) : nullptr;
+    if (entry == nullptr && Given(request_.ssh_host).empty()) {
+      if (catalog_ == nullptr) {
+        return Status::InvalidInput(
+            "unknown cluster '" + name + "' (slurm_cluster): no cluster catalog was found",
+            std::string("give --ssh-host for it, or ") + kCatalogHint);
+      }
+      return Status::InvalidInput(
+          "unknown cluster '" + name + "' (slurm_cluster): not in the catalog " + catalog_->path,
+          "clusters: " + Join(catalog_->Names()) + "; or give --ssh-host for it");
+    }
+    return Remote(entry, name, why);
+  }
+
+  // remote_slurm, cluster auto-selected by device type and GPUs per node.
+  Status AutoSelect(const std::string& device_type, const std::string& why) {
+    int per_node = plan_.required_devices_per_node;
+    std::string wanted =
+        "device_type " + device_type + " with " + std::to_string(per_node) + " GPU(s) per node";
+    if (catalog_ == nullptr) {
+      return Status::InvalidInput(
+          why + "; auto-selecting a cluster for " + wanted +
+              " needs a cluster catalog and none was found",
+          std::string("give --slurm-cluster NAME with --ssh-host, or ") + kCatalogHint);
+    }
+    std::vector<const ClusterEntry*> matches = catalog_->FindByDevice(device_type, per_node);
+    if (matches.empty()) {
+      return Status::InvalidInput(
+          why + "; no cluster in the catalog " + catalog_->path + " has " + wanted,
+          "clusters: " + catalog_->Describe());
+    }
+    std::string others;
+    for (size_t i = 1; i < matches.size(); ++i)
+      others += (others.empty() ? "" : ", ") + matches[i]->name;
+    return Remote(matches.front(), matches.front()->name,
+                  why + "; auto-selected the first catalog cluster with " + wanted +
+                      (others.empty() ? "" : " (also matching: " + others + ")"));
+  }
+
+  Status Remote(const ClusterEntry* entry, const std::string& name, const std::string& why) {
+    placement_.scenario = "remote_slurm";
+    std::string label = name.empty() ? Given(request_.ssh_host) : name;
+    Note("scenario remote_slurm on " + label + ": " + why);
+    if (entry != nullptr) {
+      placement_.cluster = *entry;
+      placement_.slurm_user = SlurmUserFor(*entry, user_name_, request_.slurm_user);
+      placement_.ssh_host = Given(request_.ssh_host).empty()
+                                ? SshHostFor(*entry, placement_.slurm_user, user_name_)
+                                : *request_.ssh_host;
+      placement_.arch = ClusterArch(*entry);
+      Note("slurm_user " + placement_.slurm_user +
+           (request_.slurm_user ? " (--slurm-user)"
+            : entry->mfa_style.value_or(false)
+                ? " (user " + user_name_ + " + MFA suffix of " + entry->name + ")"
+                : " (from the catalog entry " + entry->name + ")"));
+    } else {
+      placement_.slurm_user = request_.slurm_user.value_or(user_name_);
+      placement_.ssh_host = Given(request_.ssh_host);
+      std::string type = Lower(Given(request_.device_type));
+      placement_.arch = type.rfind("gb", 0) == 0 || type.rfind("gh", 0) == 0 ? "aarch64" : "x86_64";
+      Note("cluster " + label + ": not in the catalog; connection fields from the request");
+    }
+    if (placement_.ssh_host.empty()) {
+      return Status::InvalidInput("remote_slurm on " + label + " needs an SSH destination",
+                                  "give --ssh-host, or set ssh_host or ssh_host_pattern for " +
+                                      label + " in clusters.yaml");
+    }
+    Note("ssh_host " + placement_.ssh_host +
+         (Given(request_.ssh_host).empty() ? " (catalog)" : " (--ssh-host)"));
+    return Status::Ok();
+  }
+
+  // Spec 001 Step 2 rules 1, 2 and 4 (rule 3, slurm_env.mounts, is the catalog's
+  // mounts), the container models root and the container runtime.
+  void ResolveModels() {
+    const ClusterEntry* entry = placement_.cluster ? &*placement_.cluster : nullptr;
+    if (!Given(request_.llm_models_root).empty()) {
+      placement_.llm_models_root = *request_.llm_models_root;
+      Note("llm_models_root " + placement_.llm_models_root + " (--llm-models-root)");
+    } else if (entry != nullptr && !entry->container_models_root.empty()) {
+      placement_.llm_models_root = entry->container_models_root;
+      Note("llm_models_root " + placement_.llm_models_root + " (container_models_root of " +
+           entry->name + ")");
+    } else {
+      Note(
+          "llm_models_root: not resolved (give --llm-models-root or container_models_root in "
+          "clusters.yaml)");
+    }
+
+    bool remote = placement_.scenario == "remote_slurm";
+    if (!Given(request_.checkpoint_path).empty()) {
+      std::string path = *request_.checkpoint_path;
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      placement_.models_host_path = fs::path(path).parent_path().string();
+      Note("models mount from " + placement_.models_host_path + " (parent of checkpoint_path)");
+    } else if (!Given(request_.models_path).empty()) {
+      placement_.models_host_path = *request_.models_path;
+      Note("models mount from " + placement_.models_host_path + " (models_path)");
+    } else if (IsSlurmScenario(placement_.scenario) && entry != nullptr && !entry->mounts.empty()) {
+      Note("models mount: the mounts of cluster " + entry->name + " (slurm_env.mounts), verbatim");
+    } else if (remote && entry != nullptr && !entry->models_repo_host.empty()) {
+      placement_.models_host_path = entry->models_repo_host;
+      Note("models mount from " + placement_.models_host_path + " (models_repo_host of " +
+           entry->name + ")");
+    } else if (!remote && env_.default_models_repo) {
+      placement_.models_host_path = *env_.default_models_repo;
+      Note("models mount from " + placement_.models_host_path + " (env check default_models_repo)");
+    } else {
+      Note(
+          "models mount: not resolved (give --checkpoint-path or --models-path, set "
+          "$TRTLLM_RUN_MODELS_REPO, or models_repo_host in clusters.yaml)");
+    }
+
+    if (!Given(request_.container_runtime).empty()) {
+      placement_.container_runtime = *request_.container_runtime;
+    } else if (entry != nullptr && !entry->container_runtime.empty()) {
+      placement_.container_runtime = entry->container_runtime;
+    }
+  }
+
+  const CaseRequest& request_;
+  const JobPlan& plan_;
+  const EnvFacts& env_;
+  const ClusterCatalog* catalog_;
+  const std::vector<std::string>& executor_names_;
+  std::string user_name_;
+  Placement placement_;
+};
+
+// Whether the probe could not read the accounts at all (accounting disabled or
+// slurmdbd down), as opposed to reading none.
+bool AccountsUnreadable(const SlurmEnv& env) {
+  for (const std::string& error : env.errors) {
+    if (error.rfind("'sacctmgr show assoc'", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool IsSlurmScenario(const std::string& scenario) {
+  return scenario == "local_slurm" || scenario == "remote_slurm";
+}
+
+Result<Placement> Route(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
+                        const ClusterCatalog* catalog,
+                        const std::vector<std::string>& executor_names) {
+  return Router(request, plan, env, catalog, executor_names).Route();
+}
+
+Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
+                               const ClusterEntry* cluster, Placement* placement) {
+  if (SlurmProbeExitStatus(slurm_env) == 1) {
+    return Status::InvalidInput(
+        "the Slurm probe found no Slurm client tools (sacctmgr, sinfo) for user " + slurm_env.user,
+        "run on a Slurm login node, or pick another scenario with --scenario");
+  }
+  std::vector<std::string> notes;
+
+  // Account.
+  std::string account;
+  std::string account_source;
+  if (!Given(request.account).empty()) {
+    account = *request.account;
+    account_source = "--account";
+  } else if (slurm_env.default_account) {
+    account = *slurm_env.default_account;
+    account_source = "the user's default account (probe)";
+  } else if (cluster != nullptr && !cluster->default_account.empty()) {
+    account = cluster->default_account;
+    account_source = "default_account of cluster " + cluster->name;
+  }
+  if (!slurm_env.accounts.empty()) {
+    if (account.empty()) {
+      return Status::InvalidInput("no Slurm account for user " + slurm_env.user,
+                                  "give --account; valid accounts: " + Join(slurm_env.accounts));
+    }
+    if (!Contains(slurm_env.accounts, account)) {
+      return Status::InvalidInput("account '" + account + "' (" + account_source +
+                                      ") is not one of user " + slurm_env.user +
+                                      "'s Slurm accounts",
+                                  "valid accounts: " + Join(slurm_env.accounts));
+    }
+    notes.push_back("account " + account + " (" + account_source + "; validated)");
+  } else if (AccountsUnreadable(slurm_env)) {
+    if (!Given(request.account).empty()) {
+      return Status::InvalidInput("account '" + account +
+                                      "' (--account) cannot be validated: the cluster's accounts "
+                                      "could not be read (" +
+                                      Join(slurm_env.errors, "; ") + ")",
+                                  "leave --account out on a cluster without accounting");
+    }
+    account.clear();
+    notes.push_back(
+        "account: none; the cluster's accounts could not be read (accounting "
+        "disabled?), submitting without --account");
+  } else {
+    return Status::InvalidInput(
+        "user " + slurm_env.user + " has no Slurm account association on this cluster",
+        "ask the cluster's administrators for one (sacctmgr add user " + slurm_env.user +
+            " Account=...), or run as a user that has one");
+  }
+
+  // Partition.
+  std::vector<std::string> names, up;
+  for (const SlurmPartition& partition : slurm_env.partitions) {
+    names.push_back(partition.name);
+    if (partition.state == "up") up.push_back(partition.name);
+  }
+  std::string partition;
+  std::string partition_source;
+  if (!Given(request.partition).empty()) {
+    partition = *request.partition;
+    partition_source = "--partition";
+  } else if (slurm_env.default_partition) {
+    partition = *slurm_env.default_partition;
+    partition_source = "the probe's default partition";
+  } else if (cluster != nullptr && !cluster->default_partition.empty()) {
+    partition = cluster->default_partition;
+    partition_source = "default_partition of cluster " + cluster->name;
+  }
+  if (partition.empty()) {
+    return Status::InvalidInput("no Slurm partition",
+                                "give --partition; partitions: " + Join(names));
+  }
+  const SlurmPartition* found = slurm_env.FindPartition(partition);
+  if (found == nullptr) {
+    return Status::InvalidInput(
+        "partition '" + partition + "' (" + partition_source + ") does not exist on this cluster",
+        "partitions: " + Join(names) + " (up: " + Join(up) + ")");
+  }
+  if (found->state != "up") {
+    return Status::InvalidInput(
+        "partition '" + partition + "' (" + partition_source + ") is " + found->state + ", not up",
+        "partitions that are up: " + Join(up));
+  }
+  notes.push_back("partition " + partition + " (" + partition_source + "; validated)");
+  if (found->arch) {
+    placement->arch = *found->arch;
+    notes.push_back("arch " + placement->arch + " (partition " + partition + ", scontrol)");
+  } else if (!placement->arch.empty()) {
+    notes.push_back("arch " + placement->arch + " (partition arch unknown; from " +
+                    (placement->cluster ? "the catalog" : "this host") + ")");
+  }
+  for (const std::string& error : slurm_env.errors) notes.push_back("slurm probe: " + error);
+
+  placement->slurm_env = slurm_env;
+  placement->account = account;
+  placement->partition = partition;
+  placement->notes.insert(placement->notes.end(), notes.begin(), notes.end());
+  return Status::Ok();
+}
+
+Status ResolveRemotePaths(const CaseRequest& request, const std::string& repo_url,
+                          const std::string& work_dir, Placement* placement) {
+  std::string repo_path = Given(request.remote_repo_path);
+  if (repo_path.empty()) {
+    std::string root = Given(request.remote_cwd);
+    std::string root_source = "--remote-cwd";
+    if (root.empty() && placement->cluster) {
+      const ClusterEntry& entry = *placement->cluster;
+      std::string user_name = EffectiveUserName(request.user_name);
+      root = UserRootDirFor(
+          entry, placement->slurm_user.empty() ? user_name : placement->slurm_user, user_name);
+      root_source = "user_root_dir of cluster " + entry.name;
+    }
+    if (root.empty()) {
+      return Status::InvalidInput(
+          "remote_slurm needs the remote repo location",
+          "give --remote-repo-path or --remote-cwd, or set user_root_dir for the cluster in "
+          "clusters.yaml");
+    }
+    std::string url = repo_url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    if (url.size() > 4 && url.compare(url.size() - 4, 4, ".git") == 0) url.resize(url.size() - 4);
+    size_t cut = url.find_last_of("/:");
+    std::string repo_dir = cut == std::string::npos ? url : url.substr(cut + 1);
+    if (repo_dir.empty() && request.repo_root) {
+      repo_dir = fs::path(*request.repo_root).filename().string();
+    }
+    if (repo_dir.empty()) {
+      return Status::InvalidInput("cannot name the remote repo directory: no repo_url",
+                                  "give --repo-url or --remote-repo-path");
+    }
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    repo_path = root + "/" + repo_dir;
+    placement->notes.push_back("remote_repo_path " + repo_path + " (" + root_source + " + " +
+                               repo_dir + ")");
+  } else {
+    placement->notes.push_back("remote_repo_path " + repo_path + " (--remote-repo-path)");
+  }
+  placement->remote_repo_path = repo_path;
+  std::string base = work_dir;
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  placement->remote_work_dir = repo_path + "/work_dirs/" + fs::path(base).filename().string();
+  return Status::Ok();
+}
+
+}  // namespace trtllm_run

@@ -1,0 +1,672 @@
+#include "trtllm_run/slurm_probe.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "probe_script.h"
+#include "trtllm_run/process.h"
+#include "trtllm_run/text.h"
+
+namespace trtllm_run {
+
+const char kSlurmToolsNotFound[] = "SLURM client tools not found";
+
+namespace probe {
+
+std::string Prelude(const std::string& marker, int command_timeout_seconds) {
+  std::string timeout = std::to_string(std::max(1, command_timeout_seconds));
+  return "M=" + ShellQuote(marker) +
+         "\n"
+         "D=$(mktemp -d \"${TMPDIR:-/tmp}/trtllm-run-probe.XXXXXX\") || exit 97\n"
+         "trap 'rm -rf \"$D\"' EXIT\n"
+         "T=\n"
+         "if command -v timeout >/dev/null 2>&1; then T=\"timeout -k 5 " +
+         timeout +
+         "\"; fi\n"
+         "q() {\n"
+         "  local n=$1\n"
+         "  shift\n"
+         "  $T \"$@\" >\"$D/$n.out\" 2>\"$D/$n.err\" </dev/null\n"
+         "  echo $? >\"$D/$n.rc\"\n"
+         "}\n"
+         "put() {\n"
+         "  printf '%s' \"$2\" >\"$D/$1.out\"\n"
+         "  : >\"$D/$1.err\"\n"
+         "  echo 0 >\"$D/$1.rc\"\n"
+         "}\n"
+         "emit_all() {\n"
+         "  local f n\n"
+         "  for f in \"$D\"/*.rc; do\n"
+         "    [ -e \"$f\" ] || continue\n"
+         "    n=${f##*/}\n"
+         "    n=${n%.rc}\n"
+         "    printf '%s %s %s %s %s\\n' \"$M\" \"$n\" \"$(cat \"$f\")\" "
+         "$(($(wc -c <\"$D/$n.out\"))) $(($(wc -c <\"$D/$n.err\")))\n"
+         "    cat \"$D/$n.out\" \"$D/$n.err\"\n"
+         "  done\n"
+         "}\n";
+}
+
+std::string RandomMarker() {
+  std::random_device device;
+  std::mt19937_64 generator((static_cast<unsigned long long>(device()) << 32) ^ device());
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(generator()));
+  return std::string("@@trtllm-run-") + hex + "@@";
+}
+
+Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std::string& marker,
+                        const std::string& what) {
+  Result<CommandOutput> run = scenario.Run({"bash", "-s"}, script);
+  if (!run.ok()) return run.status().WithContext(what + " on " + scenario.Name());
+  const CommandOutput& output = run.value();
+  Result<ProbeOutput> parsed = ParseProbeStream(output.stdout_text, marker);
+  if (!parsed.ok()) {
+    std::string detail = output.signal != 0 ? "killed by " + SignalName(output.signal)
+                                            : "exit status " + std::to_string(output.exit_code);
+    std::string err = FirstLine(output.stderr_text);
+    return Status::ExecutionError(what + " on " + scenario.Name() + " did not run (" + detail +
+                                      ")" + (err.empty() ? "" : ": " + err),
+                                  parsed.status().message());
+  }
+  return parsed;
+}
+
+std::string Trim(std::string_view text) {
+  size_t begin = 0, end = text.size();
+  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
+  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+  return std::string(text.substr(begin, end - begin));
+}
+
+std::vector<std::string> NonEmptyLines(std::string_view text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line = Trim(text.substr(start, end - start));
+    if (!line.empty()) lines.push_back(line);
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string FirstLine(std::string_view text) {
+  std::vector<std::string> lines = NonEmptyLines(text);
+  return lines.empty() ? "" : lines.front();
+}
+
+std::string DescribeFailure(const std::string& command, const ProbeSection& section) {
+  if (section.exit_code == 124 || section.exit_code == 137) return "'" + command + "' timed out";
+  std::string err = FirstLine(section.err);
+  if (err.empty()) err = FirstLine(section.out);
+  return "'" + command + "' failed (exit " + std::to_string(section.exit_code) + ")" +
+         (err.empty() ? "" : ": " + err);
+}
+
+}  // namespace probe
+
+namespace {
+
+using probe::FirstLine;
+using probe::NonEmptyLines;
+using probe::Trim;
+
+std::string Join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+bool Contains(const std::vector<std::string>& items, const std::string& value) {
+  return std::find(items.begin(), items.end(), value) != items.end();
+}
+
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Splits a gres list on the commas outside parentheses: "gpu:4(S:0,1),nvme:1".
+std::vector<std::string> GresElements(std::string_view gres) {
+  std::vector<std::string> elements;
+  std::string current;
+  int depth = 0;
+  for (char c : gres) {
+    if (c == '(') ++depth;
+    if (c == ')' && depth > 0) --depth;
+    if (c == ',' && depth == 0) {
+      elements.push_back(Trim(current));
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  elements.push_back(Trim(current));
+  return elements;
+}
+
+std::vector<std::string> SplitWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  return words;
+}
+
+int PartitionRank(const std::string& name) {
+  if (EndsWith(name, "-backfill")) return 1;
+  if (EndsWith(name, "-hp") || EndsWith(name, "-admin")) return 2;
+  return 0;
+}
+
+}  // namespace
+
+const ProbeSection* ProbeOutput::Find(const std::string& name) const {
+  auto it = sections.find(name);
+  return it == sections.end() ? nullptr : &it->second;
+}
+
+std::string SlurmProbeScript(const ProbeOptions& options, const std::string& marker) {
+  std::string filter;
+  for (const std::string& name : options.partitions) filter += " " + name;
+  if (!filter.empty()) filter += " ";
+  std::string script =
+      "# trtllm-run Slurm probe: every query once, concurrently; raw outputs as sections.\n";
+  script += probe::Prelude(marker, options.command_timeout_seconds);
+  script += "F=" + ShellQuote(filter) + "\n";
+  script += std::string("CHECK=") + (options.check_access ? "1" : "0") + "\n";
+  script += R"SH(U=$(id -un 2>/dev/null || whoami 2>/dev/null || printf '%s' "${USER:-}")
+put user "$U"
+miss=
+for t in sacctmgr sinfo; do command -v "$t" >/dev/null 2>&1 || miss="$miss $t"; done
+opt=
+for t in scontrol srun sbatch; do command -v "$t" >/dev/null 2>&1 || opt="$opt $t"; done
+put missing "$miss"
+put missing_optional "$opt"
+if [ -n "$miss" ]; then
+  emit_all
+  exit 0
+fi
+q defacct sacctmgr -nP show user "$U" format=DefaultAccount &
+P1=$!
+q assoc sacctmgr -nP show assoc where user="$U" format=account &
+P2=$!
+q sinfo sinfo -h -o '%P|%a|%l|%D|%G' &
+P3=$!
+if command -v scontrol >/dev/null 2>&1; then q nodes scontrol -o show node & fi
+if command -v srun >/dev/null 2>&1; then q mpi srun --mpi=list & fi
+wait "$P1" "$P2" "$P3"
+first() { sed -n 's/^[[:space:]]*//; s/[[:space:]]*$//; /./{p;q;}' "$1"; }
+A=
+[ "$(cat "$D/defacct.rc")" = 0 ] && A=$(first "$D/defacct.out")
+[ -z "$A" ] && [ "$(cat "$D/assoc.rc")" = 0 ] && A=$(first "$D/assoc.out")
+put access_account "$A"
+if [ "$CHECK" = 1 ] && command -v sbatch >/dev/null 2>&1 && [ "$(cat "$D/sinfo.rc")" = 0 ]; then
+  seen=' '
+  while IFS='|' read -r p a rest; do
+    p=${p%\*}
+    [ "$a" = up ] || continue
+    case "$seen" in *" $p "*) continue ;; esac
+    seen="$seen$p "
+    if [ -n "$F" ]; then case "$F" in *" $p "*) ;; *) continue ;; esac; fi
+    if [ -n "$A" ]; then
+      q "access=$p" sbatch --test-only --partition="$p" --account="$A" --nodes=1 --time=00:01:00 --ntasks=1 --wrap=true &
+    else
+      q "access=$p" sbatch --test-only --partition="$p" --nodes=1 --time=00:01:00 --ntasks=1 --wrap=true &
+    fi
+  done <"$D/sinfo.out"
+fi
+wait
+emit_all
+)SH";
+  return script;
+}
+
+Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string& marker) {
+  ProbeOutput output;
+  const std::string prefix = marker + " ";
+  size_t pos = 0;
+  while (true) {
+    // Section bodies are skipped by their length, so the marker is only searched for
+    // where a header can start (and in whatever a login shell printed before).
+    size_t at = stream.find(prefix, pos);
+    if (at == std::string_view::npos) break;
+    size_t eol = stream.find('\n', at);
+    if (eol == std::string_view::npos) {
+      return Status::InvalidInput("probe output ends inside a section header");
+    }
+    std::vector<std::string> fields = SplitWords(stream.substr(at, eol - at));
+    if (fields.size() != 5) {
+      return Status::InvalidInput("malformed probe section header: '" +
+                                  std::string(stream.substr(at, eol - at)) + "'");
+    }
+    ProbeSection section;
+    size_t out_bytes = 0, err_bytes = 0;
+    try {
+      section.exit_code = fields[2].empty() ? -1 : std::stoi(fields[2]);
+      out_bytes = std::stoul(fields[3]);
+      err_bytes = std::stoul(fields[4]);
+    } catch (const std::exception&) {
+      return Status::InvalidInput("malformed probe section header: '" +
+                                  std::string(stream.substr(at, eol - at)) + "'");
+    }
+    size_t body = eol + 1;
+    if (body + out_bytes + err_bytes > stream.size()) {
+      return Status::InvalidInput("probe output is truncated in section '" + fields[1] + "'");
+    }
+    section.out = std::string(stream.substr(body, out_bytes));
+    section.err = std::string(stream.substr(body + out_bytes, err_bytes));
+    output.sections[fields[1]] = std::move(section);
+    pos = body + out_bytes + err_bytes;
+  }
+  if (output.sections.empty()) {
+    std::string head = Trim(stream.substr(0, 200));
+    return Status::InvalidInput(
+        "the probe printed no sections" +
+        (head.empty() ? std::string(" (no output)") : ": output starts with '" + head + "'"));
+  }
+  return output;
+}
+
+std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text) {
+  std::vector<SinfoPartition> partitions;
+  for (const std::string& line : NonEmptyLines(text)) {
+    std::vector<std::string> fields;
+    size_t start = 0;
+    while (true) {
+      size_t bar = line.find('|', start);
+      fields.push_back(Trim(std::string_view(line).substr(
+          start, bar == std::string::npos ? std::string::npos : bar - start)));
+      if (bar == std::string::npos) break;
+      start = bar + 1;
+    }
+    if (fields.empty() || fields[0].empty()) continue;
+    SinfoPartition partition;
+    partition.name = fields[0];
+    if (!partition.name.empty() && partition.name.back() == '*') {
+      partition.name.pop_back();
+      partition.default_marked = true;
+    }
+    if (fields.size() > 1) partition.state = fields[1];
+    if (fields.size() > 2) partition.time_limit = fields[2];
+    if (fields.size() > 3) {
+      try {
+        partition.nodes = std::stol(fields[3]);
+      } catch (const std::exception&) {
+        partition.nodes = 0;
+      }
+    }
+    partition.gres = fields.size() > 4 && !fields[4].empty() ? fields[4] : "(null)";
+    auto same = std::find_if(partitions.begin(), partitions.end(),
+                             [&](const SinfoPartition& p) { return p.name == partition.name; });
+    if (same != partitions.end()) {
+      same->nodes += partition.nodes;
+      same->default_marked = same->default_marked || partition.default_marked;
+      if (same->gres == "(null)") same->gres = partition.gres;
+      continue;
+    }
+    partitions.push_back(partition);
+  }
+  return partitions;
+}
+
+std::vector<NodeInfo> ParseScontrolNodes(std::string_view text) {
+  std::vector<NodeInfo> nodes;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::vector<std::string> words = SplitWords(text.substr(start, end - start));
+    start = end + 1;
+    for (size_t i = 0; i < words.size(); ++i) {
+      const std::string& word = words[i];
+      size_t eq = word.find('=');
+      if (eq == std::string::npos) continue;
+      std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      if (key == "NodeName") {
+        // A record starts with NodeName= at the start of a line.
+        if (i != 0) continue;
+        nodes.push_back(NodeInfo{value, "", {}});
+        continue;
+      }
+      if (nodes.empty()) continue;
+      if (key == "Arch") {
+        nodes.back().arch = value == "(null)" ? "" : value;
+      } else if (key == "Partitions") {
+        std::stringstream list(value);
+        std::string name;
+        while (std::getline(list, name, ',')) {
+          if (!name.empty()) nodes.back().partitions.push_back(name);
+        }
+      }
+    }
+  }
+  return nodes;
+}
+
+std::optional<int> GpusPerNodeFromGres(std::string_view gres) {
+  for (std::string element : GresElements(gres)) {
+    if (element.rfind("gpu:", 0) != 0) continue;
+    size_t paren = element.find('(');
+    if (paren != std::string::npos) element.resize(paren);
+    size_t colon = element.rfind(':');
+    std::string count = element.substr(colon + 1);
+    if (count.empty() || !std::all_of(count.begin(), count.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
+      return std::nullopt;
+    }
+    try {
+      return std::stoi(count);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+bool GresRequiresGpu(std::string_view gres) {
+  for (const std::string& element : GresElements(gres)) {
+    if (element.rfind("gpu:", 0) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> ParsePmixPlugins(std::string_view text) {
+  std::vector<std::string> plugins;
+  std::string token;
+  auto flush = [&]() {
+    while (!token.empty() && token.front() == '-') token.erase(token.begin());
+    while (!token.empty() && (token.back() == ':' || token.back() == '.' || token.back() == ';')) {
+      token.pop_back();
+    }
+    if (token.rfind("pmix", 0) == 0 && !Contains(plugins, token)) plugins.push_back(token);
+    token.clear();
+  };
+  for (char c : text) {
+    if (c == ',' || std::isspace(static_cast<unsigned char>(c))) {
+      flush();
+    } else {
+      token += c;
+    }
+  }
+  flush();
+  return plugins;
+}
+
+std::optional<std::string> PreferredPmix(const std::vector<std::string>& available) {
+  std::optional<std::string> best;
+  long best_version = -1;
+  for (const std::string& plugin : available) {
+    if (plugin.rfind("pmix_v", 0) != 0 || plugin.size() == 6) continue;
+    std::string digits = plugin.substr(6);
+    if (!std::all_of(digits.begin(), digits.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+      continue;
+    }
+    long version = std::stol(digits);
+    if (version > best_version) {
+      best_version = version;
+      best = plugin;
+    }
+  }
+  if (best) return best;
+  if (Contains(available, "pmix")) return std::string("pmix");
+  return std::nullopt;
+}
+
+std::optional<std::string> ChooseDefaultPartition(const std::vector<SinfoPartition>& partitions,
+                                                  const std::vector<std::string>& accepted) {
+  const SinfoPartition* best = nullptr;
+  for (const SinfoPartition& partition : partitions) {
+    if (!Contains(accepted, partition.name)) continue;
+    if (best == nullptr) {
+      best = &partition;
+      continue;
+    }
+    int rank = PartitionRank(partition.name), best_rank = PartitionRank(best->name);
+    if (rank < best_rank ||
+        (rank == best_rank && partition.default_marked && !best->default_marked)) {
+      best = &partition;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return best->name;
+}
+
+SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options) {
+  SlurmEnv env;
+  if (const ProbeSection* user = output.Find("user")) env.user = Trim(user->out);
+  const ProbeSection* missing = output.Find("missing");
+  if (missing == nullptr || !Trim(missing->out).empty()) {
+    env.errors.push_back(kSlurmToolsNotFound);
+    return env;
+  }
+  std::vector<std::string> missing_optional;
+  if (const ProbeSection* optional = output.Find("missing_optional")) {
+    missing_optional = SplitWords(optional->out);
+  }
+
+  // Accounts: the associations, and the user's DefaultAccount (else the first one).
+  const ProbeSection* assoc = output.Find("assoc");
+  if (assoc != nullptr && assoc->exit_code == 0) {
+    for (const std::string& line : NonEmptyLines(assoc->out)) {
+      if (!Contains(env.accounts, line)) env.accounts.push_back(line);
+    }
+  } else if (assoc != nullptr) {
+    env.errors.push_back(probe::DescribeFailure("sacctmgr show assoc", *assoc) +
+                         "; accounts unavailable");
+  }
+  const ProbeSection* defacct = output.Find("defacct");
+  if (defacct != nullptr && defacct->exit_code == 0 && !FirstLine(defacct->out).empty()) {
+    env.default_account = FirstLine(defacct->out);
+  } else if (!env.accounts.empty()) {
+    env.default_account = env.accounts.front();
+  }
+  if (!env.default_account) {
+    env.errors.push_back("no SLURM account associations for user " + env.user);
+  }
+
+  // Partitions, their gres (sinfo) and arch (scontrol).
+  std::vector<SinfoPartition> sinfo;
+  const ProbeSection* sinfo_section = output.Find("sinfo");
+  if (sinfo_section != nullptr && sinfo_section->exit_code == 0) {
+    sinfo = ParseSinfoPartitions(sinfo_section->out);
+    if (sinfo.empty()) env.errors.push_back("'sinfo' reported no partitions");
+  } else {
+    env.errors.push_back(sinfo_section == nullptr
+                             ? "'sinfo' did not run"
+                             : probe::DescribeFailure("sinfo", *sinfo_section));
+  }
+  std::vector<std::string> names;
+  for (const SinfoPartition& partition : sinfo) names.push_back(partition.name);
+  for (const std::string& wanted : options.partitions) {
+    if (!Contains(names, wanted) && !sinfo.empty()) {
+      env.errors.push_back("partition '" + wanted + "' (partition filter) does not exist; " +
+                           "partitions: " + Join(names, ", "));
+    }
+  }
+  auto probed = [&](const SinfoPartition& partition) {
+    return partition.state == "up" &&
+           (options.partitions.empty() || Contains(options.partitions, partition.name));
+  };
+
+  std::vector<NodeInfo> nodes;
+  std::string nodes_problem;
+  const ProbeSection* nodes_section = output.Find("nodes");
+  if (Contains(missing_optional, "scontrol")) {
+    nodes_problem = "'scontrol' not found";
+  } else if (nodes_section == nullptr) {
+    nodes_problem = "'scontrol show node' did not run";
+  } else if (nodes_section->exit_code != 0) {
+    nodes_problem = probe::DescribeFailure("scontrol -o show node", *nodes_section);
+  } else {
+    nodes = ParseScontrolNodes(nodes_section->out);
+  }
+  for (const SinfoPartition& partition : sinfo) {
+    SlurmPartition out;
+    out.name = partition.name;
+    out.state = partition.state;
+    out.time_limit = partition.time_limit;
+    out.nodes = std::to_string(partition.nodes);
+    if (probed(partition)) {
+      out.gres = partition.gres;
+      out.gpus_per_node = GpusPerNodeFromGres(out.gres);
+      out.requires_gres = GresRequiresGpu(out.gres);
+      for (const NodeInfo& node : nodes) {
+        if (!node.arch.empty() && Contains(node.partitions, partition.name)) {
+          out.arch = node.arch;
+          break;
+        }
+      }
+      if (!out.arch) {
+        env.errors.push_back("partition " + partition.name + ": arch not found (" +
+                             (nodes_problem.empty() ? "no node of it reports Arch= in "
+                                                      "'scontrol show node'"
+                                                    : nodes_problem) +
+                             ")");
+      }
+    }
+    env.partitions.push_back(out);
+  }
+
+  // Default partition: the access rule over the sbatch --test-only checks.
+  std::vector<std::string> accepted;
+  bool checked = false;
+  for (const auto& [name, section] : output.sections) {
+    if (name.rfind("access=", 0) != 0) continue;
+    checked = true;
+    if (section.exit_code == 0) accepted.push_back(name.substr(7));
+  }
+  env.default_partition = ChooseDefaultPartition(sinfo, accepted);
+  if (!options.check_access) {
+    // Unchecked: the partition sinfo marks default, when it is up.
+    for (const SinfoPartition& partition : sinfo) {
+      if (partition.default_marked && probed(partition)) env.default_partition = partition.name;
+    }
+  }
+  if (!env.default_partition && !sinfo.empty()) {
+    // The first listed partition, preferring one that is up (and in the filter).
+    const SinfoPartition* fallback = &sinfo.front();
+    for (const SinfoPartition& partition : sinfo) {
+      if (probed(partition)) {
+        fallback = &partition;
+        break;
+      }
+    }
+    env.default_partition = fallback->name;
+    if (options.check_access) {
+      std::string why;
+      if (Contains(missing_optional, "sbatch")) {
+        why = " ('sbatch' not found)";
+      } else if (!checked) {
+        why = " (no partition is up)";
+      }
+      env.errors.push_back(
+          "partition access verification failed; falling back to first "
+          "available partition" +
+          why);
+    }
+  }
+
+  // PMIx plugins.
+  const ProbeSection* mpi = output.Find("mpi");
+  if (Contains(missing_optional, "srun") || mpi == nullptr) {
+    env.errors.push_back("no pmix MPI plugin reported by 'srun --mpi=list' ('srun' not found)");
+  } else if (mpi->exit_code != 0) {
+    env.errors.push_back(probe::DescribeFailure("srun --mpi=list", *mpi));
+  } else {
+    env.pmix_available = ParsePmixPlugins(mpi->out + "\n" + mpi->err);
+    env.pmix_preferred = PreferredPmix(env.pmix_available);
+    if (!env.pmix_preferred) {
+      env.errors.push_back("no pmix MPI plugin reported by 'srun --mpi=list'");
+    }
+  }
+  return env;
+}
+
+Result<SlurmEnv> ProbeSlurm(Scenario& scenario, const ProbeOptions& options) {
+  std::string marker = probe::RandomMarker();
+  Result<ProbeOutput> output =
+      probe::Run(scenario, SlurmProbeScript(options, marker), marker, "the Slurm probe");
+  if (!output.ok()) return output.status();
+  return SlurmEnvFromProbe(output.value(), options);
+}
+
+int SlurmProbeExitStatus(const SlurmEnv& env) {
+  if (env.errors.size() == 1 && env.errors.front() == kSlurmToolsNotFound) return 1;
+  return env.errors.empty() ? 0 : 2;
+}
+
+std::string SlurmEnvToText(const SlurmEnv& env) {
+  auto value = [](const std::optional<std::string>& v) { return v ? *v : std::string("(none)"); };
+  std::string out;
+  out += "user: " + env.user + "\n";
+  out += "default_account: " + value(env.default_account) + "\n";
+  out += "accounts: " + (env.accounts.empty() ? "(none)" : Join(env.accounts, ", ")) + "\n";
+  out += "default_partition: " + value(env.default_partition) + "\n";
+  out += "partitions:";
+  if (env.partitions.empty()) {
+    out += " (none)\n";
+  } else {
+    out += "\n";
+    std::vector<std::vector<std::string>> rows = {
+        {"NAME", "STATE", "TIME_LIMIT", "NODES", "ARCH", "GRES", "GPUS/NODE", "REQUIRES_GRES"}};
+    for (const SlurmPartition& p : env.partitions) {
+      rows.push_back({p.name, p.state, p.time_limit, p.nodes, p.arch.value_or("-"), p.gres,
+                      p.gpus_per_node ? std::to_string(*p.gpus_per_node) : "-",
+                      p.requires_gres ? "yes" : "no"});
+    }
+    std::vector<size_t> widths(rows.front().size(), 0);
+    for (const auto& row : rows) {
+      for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+    }
+    for (const auto& row : rows) {
+      std::string line = " ";
+      for (size_t i = 0; i < row.size(); ++i) {
+        line += " " + row[i];
+        if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size(), ' ');
+      }
+      out += line + "\n";
+    }
+  }
+  out += "pmix: available " +
+         (env.pmix_available.empty() ? "(none)" : Join(env.pmix_available, ", ")) + "; preferred " +
+         value(env.pmix_preferred) + "\n";
+  if (env.policy_merged) {
+    out += "cluster_name: " + value(env.cluster_name) + "\n";
+    out += "mounts: " + (env.mounts ? Join(*env.mounts, ", ") : "(none)") + "\n";
+    out += "ssh_host: " + value(env.ssh_host) + "\n";
+    out += "slurm_user: " + value(env.slurm_user) + "\n";
+    out += "remote_cwd: " + value(env.remote_cwd) + "\n";
+    out += "mfa_style: " +
+           std::string(env.mfa_style ? (*env.mfa_style ? "true" : "false") : "(none)") + "\n";
+  }
+  out += "errors:";
+  if (env.errors.empty()) {
+    out += " (none)\n";
+  } else {
+    out += "\n";
+    for (const std::string& error : env.errors) out += "  - " + error + "\n";
+  }
+  return out;
+}
+
+Status SaveSlurmEnv(const SlurmEnv& env, const std::string& path) {
+  return WriteFileAtomic(path, SlurmEnvToJson(env));
+}
+
+}  // namespace trtllm_run
