@@ -9,10 +9,13 @@
 
 #include "trtllm_run/derive.h"
 #include "trtllm_run/plugin_api.h"
+#include "trtllm_run/render.h"
 #include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace {
+
+constexpr int kMaxCustomDevices = 8;
 
 // The absolute path of a readable regular file, or an error naming the problem.
 Result<std::string> ResolveScript(const std::string& path) {
@@ -66,6 +69,24 @@ class CustomWorkflow : public Workflow {
     plan.model_name = model.value();
     TRTLLM_RUN_RETURN_IF_ERROR(
         ApplyDeviceCounts(request, request.required_devices.value_or(1), &plan));
+    // Spec 001 Step 3 "Custom": at most 8 GPUs, one node.
+    if (plan.required_devices > kMaxCustomDevices) {
+      return Status::InvalidInput("required_devices = " + std::to_string(plan.required_devices) +
+                                      " exceeds the maximum of 8 GPUs for custom commands.",
+                                  "give --required-devices 8 or fewer");
+    }
+    if (plan.node_count > 1) {
+      return Status::InvalidInput(
+          "required_devices = " + std::to_string(plan.total_required_devices) + " requires " +
+              std::to_string(plan.node_count) +
+              " nodes (gpus_per_node = " + std::to_string(plan.required_devices_per_node) +
+              "), but custom commands are limited to 1 node.",
+          "Reduce required_devices to at most " + std::to_string(plan.required_devices_per_node) +
+              ".");
+    }
+    if (!request.skip_install.value_or(false)) {
+      plan.steps.push_back(PlanStep{"install", InstallCommand(false), plan.node_count, false});
+    }
     plan.steps.push_back(PlanStep{"run", plan.command, plan.total_required_devices, false});
     plan.failure_patterns = {"Error", "Traceback"};
     return plan;

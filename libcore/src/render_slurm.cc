@@ -1,0 +1,873 @@
+// Slurm jobs: the batch script of Categories 2, 3, 5 and 6, the submit.py call of
+// Category 4, and the resolution shared by the local_slurm and remote_slurm executors.
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "trtllm_run/image.h"
+#include "trtllm_run/mounts.h"
+#include "trtllm_run/render.h"
+#include "trtllm_run/scenario.h"
+#include "trtllm_run/text.h"
+#include "trtllm_run/version.h"
+
+namespace trtllm_run {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A value on an #SBATCH line: sbatch splits on blanks, so values with blanks are quoted.
+std::string SbatchValue(const std::string& value) {
+  return value.find_first_of(" \t") == std::string::npos ? value : "\"" + value + "\"";
+}
+
+std::string Flag(const std::string& name, const std::string& value) {
+  return ShellQuote("--" + name + "=" + value);
+}
+
+std::string Join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string joined;
+  for (size_t i = 0; i < items.size(); ++i) joined += (i ? separator : "") + items[i];
+  return joined;
+}
+
+std::string BaseName(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  size_t slash = trimmed.find_last_of('/');
+  return slash == std::string::npos ? trimmed : trimmed.substr(slash + 1);
+}
+
+std::string ParentDir(const std::string& path) {
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
+  size_t slash = trimmed.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : trimmed.substr(0, slash);
+}
+
+// The bash -c payload of a step (everything but the custom run step).
+std::string StepPayload(const SlurmScriptInputs& in, const PlanStep& step) {
+  std::string payload;
+  if (step.name == "install") {
+    return "cd " + ShellQuote(in.project_path) + " || exit 1\n" + step.command;
+  }
+  bool shows_gpus =
+      step.name == "run" && (in.workflow_type == "pytest" || in.workflow_type == "eval");
+  if (shows_gpus) payload += "if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi; fi\n";
+  if (!step.use_mpi) {
+    // pytest keeps only the rank; bench and eval also the local rank (spec-notes).
+    std::vector<std::string> keep = {"SLURM_PROCID"};
+    if (in.workflow_type != "pytest") keep.push_back("SLURM_LOCALID");
+    payload += MpiCleanupSnippet(keep);
+  }
+  if (!in.llm_models_root.empty()) {
+    payload += "export LLM_MODELS_ROOT=" + ShellQuote(in.llm_models_root) + "\n";
+  }
+  payload += "cd " + ShellQuote(in.project_path) + " || exit 1\n";
+  payload += step.command;
+  return payload;
+}
+
+// The srun command of a step, one option per element.
+std::vector<std::string> StepSrun(const SlurmScriptInputs& in, const PlanStep& step) {
+  const SlurmParams& p = in.params;
+  std::vector<std::string> argv = {"srun", "-l"};
+  if (step.name == "install") {
+    // One task per node: every node's container gets the install.
+    argv.push_back(Flag("nodes", std::to_string(p.nodes)));
+    argv.push_back(Flag("ntasks", std::to_string(p.nodes)));
+    argv.push_back(Flag("ntasks-per-node", "1"));
+  } else {
+    int tasks = std::max(1, step.tasks);
+    int nodes = std::max(1, std::min(p.nodes, tasks));
+    argv.push_back(Flag("nodes", std::to_string(nodes)));
+    argv.push_back(Flag("ntasks", std::to_string(tasks)));
+    if (tasks % nodes == 0) argv.push_back(Flag("ntasks-per-node", std::to_string(tasks / nodes)));
+  }
+  bool custom = in.workflow_type == "custom";
+  std::string workdir = custom && !in.custom_workdir.empty() ? in.custom_workdir : in.project_path;
+  if (in.container_runtime == "none") {
+    argv.push_back(Flag("chdir", workdir));
+  } else {
+    argv.push_back(Flag("container-image", in.container_image));
+    argv.push_back(Flag("container-name", in.container_name));
+    if (!in.container_mounts.empty()) argv.push_back(Flag("container-mounts", in.container_mounts));
+    argv.push_back(Flag("container-workdir", workdir));
+  }
+  argv.push_back("--kill-on-bad-exit=1");
+  if (step.use_mpi) argv.push_back(Flag("mpi", p.mpi_plugin.empty() ? "pmix" : p.mpi_plugin));
+  if (custom && step.name == "run") {
+    argv.push_back("bash");
+    argv.push_back(ShellQuote(in.run_script));
+  } else {
+    argv.push_back("bash");
+    argv.push_back("-c");
+    argv.push_back(ShellQuote(StepPayload(in, step)));
+  }
+  return argv;
+}
+
+}  // namespace
+
+std::string RenderSlurmBatchScript(const SlurmScriptInputs& in) {
+  const SlurmParams& p = in.params;
+  const std::string kind = SlurmKind(in.workflow_type);
+  const std::string log_base = in.log_dir + "/" + in.model_name + "_" + kind + "_%j";
+  std::ostringstream s;
+  s << "#!/bin/bash\n";
+  s << "#SBATCH --job-name=" << SbatchValue(in.job_name) << "\n";
+  s << "#SBATCH --output=" << SbatchValue(log_base + ".out") << "\n";
+  s << "#SBATCH --error=" << SbatchValue(log_base + ".err") << "\n";
+  s << "#SBATCH --nodes=" << p.nodes << "\n";
+  s << "#SBATCH --ntasks=" << p.ntasks << "\n";
+  s << "#SBATCH --ntasks-per-node=" << p.ntasks_per_node << "\n";
+  if (!p.gres.empty()) s << "#SBATCH --gres=" << p.gres << "\n";
+  s << "#SBATCH --time=" << SbatchValue(p.time_limit) << "\n";
+  s << "#SBATCH --partition=" << SbatchValue(p.partition) << "\n";
+  s << "#SBATCH --account=" << SbatchValue(p.account) << "\n";
+  s << "\n# Generated by trtllm-run " << Version() << ": " << in.workflow_type << " job for "
+    << in.model_name << ", container runtime " << in.container_runtime << ".\n"
+    << "# The steps run in order; once one fails the rest are skipped and the job exits with\n"
+    << "# the failed step's exit code. No errexit: the final line always runs.\n"
+    << "set -uo pipefail\n\n";
+  s << "echo \"[trtllm-run] job ${SLURM_JOB_ID:-?} on $(hostname) started "
+       "$(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n";
+  s << "echo \"[trtllm-run] nodes ${SLURM_JOB_NUM_NODES:-?} tasks ${SLURM_NTASKS:-?}\"\n\n";
+  if (in.workflow_type == "custom") {
+    s << "# Read by " << kCustomRunScriptName << " inside the job.\n";
+    s << "export CUSTOM_COMMAND=" << ShellQuote(in.custom_command) << "\n";
+    s << "export CUSTOM_ENV=" << ShellQuote(in.custom_env) << "\n";
+    s << "export CUSTOM_WORKDIR=" << ShellQuote(in.custom_workdir) << "\n";
+    s << "export llmSrcNode=" << ShellQuote(in.project_path) << "\n";
+    if (!in.llm_models_root.empty()) {
+      s << "export LLM_MODELS_ROOT=" << ShellQuote(in.llm_models_root) << "\n";
+    }
+    s << "\n";
+  }
+  s << "exit_code=0\n"
+    << "run_step() {\n"
+    << "  local name=$1\n"
+    << "  shift\n"
+    << "  if [ \"$exit_code\" -ne 0 ]; then\n"
+    << "    echo \"[trtllm-run] step ${name}: skipped (an earlier step failed)\"\n"
+    << "    return 0\n"
+    << "  fi\n"
+    << "  echo \"[trtllm-run] step ${name}: started\"\n"
+    << "  \"$@\"\n"
+    << "  exit_code=$?\n"
+    << "  echo \"[trtllm-run] step ${name}: exit code ${exit_code}\"\n"
+    << "}\n\n";
+  for (const PlanStep& step : in.steps) {
+    std::vector<std::string> argv = StepSrun(in, step);
+    s << "run_step " << ShellQuote(step.name);
+    // Options on continuation lines for people; the payload last.
+    for (size_t i = 0; i < argv.size(); ++i) {
+      bool option = argv[i].rfind("--", 0) == 0 || argv[i].rfind("'--", 0) == 0;
+      bool payload_start = argv[i] == "bash" && i > 0;
+      s << ((option || payload_start) && i >= 2 ? " \\\n    " : " ") << argv[i];
+    }
+    s << "\n";
+  }
+  s << "\necho \"[trtllm-run] job finished with exit code ${exit_code}\"\n"
+    << "exit \"$exit_code\"\n";
+  return s.str();
+}
+
+std::vector<std::string> PerfSubmitArgv(const PerfSubmitInputs& in) {
+  std::vector<std::string> argv = {in.python, in.submit_py};
+  if (!in.test_list.empty()) {
+    argv.insert(argv.end(), {"--test-list", in.test_list});
+  } else {
+    argv.insert(argv.end(), {"--config-file", in.config_file});
+    if (!in.test_name.empty()) argv.insert(argv.end(), {"--test-name", in.test_name});
+    if (!in.benchmark_mode.empty()) {
+      argv.insert(argv.end(), {"--benchmark-mode", in.benchmark_mode});
+    }
+  }
+  argv.insert(argv.end(),
+              {"--partition",      in.partition,  "--account",  in.account, "--job-name",
+               in.job_name,        "--image",     in.image,     "--mounts", in.mounts,
+               "--work-dir",       in.work_dir,   "--llm-src",  in.llm_src, "--llm-models-root",
+               in.llm_models_root, "--launch-sh", in.launch_sh, "--time",   in.time_limit});
+  return argv;
+}
+
+std::string EvalPerfServerName(const EvalArgs& eval, const std::string& model_name) {
+  return model_name + "_tp" + std::to_string(eval.tp_size) + "_pp" + std::to_string(eval.pp_size);
+}
+
+std::string RenderEvalPerfConfig(const EvalArgs& eval, const std::string& model_name,
+                                 int gpus_per_node, const std::string& eval_cmd) {
+  YAML::Emitter out;
+  out << YAML::Comment(
+      "Generated by trtllm-run: a multi-node trtllm-eval runs on the perf-sanity path");
+  out << YAML::BeginMap;
+  out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "model_name" << YAML::Value << model_name;
+  out << YAML::Key << "source_eval_cmd" << YAML::Value << YAML::DoubleQuoted << eval_cmd;
+  out << YAML::EndMap;
+  out << YAML::Key << "hardware" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "gpus_per_node" << YAML::Value << gpus_per_node;
+  out << YAML::EndMap;
+  out << YAML::Key << "server_configs" << YAML::Value << YAML::BeginSeq << YAML::BeginMap;
+  out << YAML::Key << "name" << YAML::Value << EvalPerfServerName(eval, model_name);
+  out << YAML::Key << "model_name" << YAML::Value << model_name;
+  if (eval.model) out << YAML::Key << "model_path" << YAML::Value << *eval.model;
+  out << YAML::Key << "tensor_parallel_size" << YAML::Value << eval.tp_size;
+  out << YAML::Key << "pipeline_parallel_size" << YAML::Value << eval.pp_size;
+  out << YAML::Key << "client_configs" << YAML::Value << YAML::BeginSeq << YAML::EndSeq;
+  out << YAML::EndMap << YAML::EndSeq;
+  out << YAML::Key << "accuracy" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "enable_accuracy_test" << YAML::Value << true;
+  out << YAML::Key << "tasks" << YAML::Value << (eval.task.empty() ? "gsm8k" : eval.task);
+  out << YAML::EndMap;
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+// ---- Resolution shared by ValidateSlurmJob and PrepareSlurmJob ----
+
+namespace {
+
+struct ResolvedJob {
+  SlurmEnv env;
+  SlurmPartition partition;
+  std::string account;
+  std::string time_limit;
+  std::string runtime;
+  std::string device_type;
+  std::string arch;
+  std::string image;      // canonical
+  std::string job_image;  // as --container-image takes it
+  std::string llm_models_root;
+  std::string models_root_export;  // LLM_MODELS_ROOT in the job
+  std::string home, project, log_dir;
+  std::string remote_repo_path, remote_work_dir, remote_cwd;
+  std::string custom_script;         // absolute local path of custom_script, if any
+  std::string custom_script_remote;  // where the job finds it (remote_slurm)
+  std::string command;               // the plan's command, with remote paths
+  MountResolution mounts;
+  std::optional<int> gpus_per_node;  // of the partition (or the cluster)
+  bool perf = false;
+  bool eval_fallback = false;
+  EvalArgs eval;
+  std::optional<PerfSanityId> perf_id;
+  std::string submit_py;
+  SlurmParams params;
+  std::string kind, job_name, container_name, script_name;
+  WorkflowPatterns patterns;
+  std::vector<std::string> notes;
+};
+
+std::string HostArch() {
+  struct utsname info {};
+  if (::uname(&info) != 0) return "x86_64";
+  return info.machine;
+}
+
+bool IsSlurmTime(const std::string& value) {
+  if (value == "UNLIMITED" || value == "infinite") return true;
+  if (value.empty()) return false;
+  for (char c : value) {
+    if (!(c >= '0' && c <= '9') && c != ':' && c != '-') return false;
+  }
+  return value.front() != ':' && value.back() != ':' && value.front() != '-';
+}
+
+bool Contains(const std::vector<std::string>& items, const std::string& item) {
+  return std::find(items.begin(), items.end(), item) != items.end();
+}
+
+std::string PartitionNames(const SlurmEnv& env) {
+  std::vector<std::string> names;
+  for (const SlurmPartition& p : env.partitions) names.push_back(p.name);
+  return names.empty() ? "(none)" : Join(names, ", ");
+}
+
+Status CheckPathForScript(const std::string& what, const std::string& path) {
+  if (path.find_first_of("\"\n\\") != std::string::npos) {
+    return Status::InvalidInput(what + " '" + path +
+                                    "' contains a quote, backslash or newline, which "
+                                    "#SBATCH lines cannot carry",
+                                "use a directory without such characters");
+  }
+  return Status::Ok();
+}
+
+Result<SlurmEnv> LoadSlurmEnv(const CaseRequest& request, const Placement& placement,
+                              const std::string& executor, std::vector<std::string>* notes) {
+  if (placement.slurm_env) return *placement.slurm_env;
+  if (!request.slurm_env_file) {
+    return Status::InvalidInput(
+        executor + " needs the cluster's Slurm facts (slurm_env.json), and none were probed",
+        "give --slurm-env FILE (a saved slurm_env.json, e.g. from an earlier work dir)");
+  }
+  Result<std::string> text = ReadFile(*request.slurm_env_file);
+  if (!text.ok()) {
+    return Status::InvalidInput(
+        "cannot read slurm_env file '" + *request.slurm_env_file + "': " + text.status().message(),
+        "give the path of a slurm_env.json written by the Slurm probe");
+  }
+  Result<SlurmEnv> env = SlurmEnvFromJson(text.value(), *request.slurm_env_file);
+  if (!env.ok()) return env.status();
+  notes->push_back("slurm_env: read from " + *request.slurm_env_file);
+  return env;
+}
+
+Result<ResolvedJob> Resolve(const CaseRequest& request, const JobPlan& plan,
+                            const Placement& placement, const SlurmJobOptions& options,
+                            const std::string& work_dir) {
+  ResolvedJob job;
+  const std::string& executor = options.executor;
+  const std::string& wf = plan.workflow_type;
+  std::vector<std::string>& notes = job.notes;
+
+  Result<SlurmEnv> env = LoadSlurmEnv(request, placement, executor, &notes);
+  if (!env.ok()) return env.status();
+  job.env = std::move(env.value());
+  for (const std::string& error : job.env.errors) notes.push_back("slurm_env error: " + error);
+
+  // Account and partition (spec 000 Step 2.5): validated against the probe.
+  job.account = !placement.account.empty()
+                    ? placement.account
+                    : request.account.value_or(job.env.default_account.value_or(""));
+  const std::string accounts = job.env.accounts.empty() ? "(none)" : Join(job.env.accounts, ", ");
+  if (job.account.empty()) {
+    return Status::InvalidInput(
+        "no Slurm account: --account was not given and slurm_env has no "
+        "default_account",
+        "give --account; accounts of user '" + job.env.user + "': " + accounts);
+  }
+  if (!job.env.accounts.empty() && !Contains(job.env.accounts, job.account)) {
+    return Status::InvalidInput(
+        "account '" + job.account + "' is not one of user '" + job.env.user + "''s Slurm accounts",
+        "valid accounts: " + accounts);
+  }
+  std::string partition = !placement.partition.empty()
+                              ? placement.partition
+                              : request.partition.value_or(job.env.default_partition.value_or(""));
+  if (partition.empty()) {
+    return Status::InvalidInput(
+        "no Slurm partition: --partition was not given and slurm_env has no default_partition",
+        "give --partition; partitions: " + PartitionNames(job.env));
+  }
+  if (const SlurmPartition* found = job.env.FindPartition(partition)) {
+    job.partition = *found;
+  } else if (!job.env.partitions.empty()) {
+    return Status::InvalidInput("partition '" + partition + "' does not exist on this cluster",
+                                "valid partitions: " + PartitionNames(job.env));
+  } else {
+    job.partition.name = partition;
+  }
+  if (!job.partition.state.empty() && job.partition.state != "up") {
+    notes.push_back("warning: partition " + partition + " is " + job.partition.state);
+  }
+  job.time_limit = request.time_limit.value_or("02:00:00");
+  if (!IsSlurmTime(job.time_limit)) {
+    return Status::InvalidInput(
+        "time_limit '" + job.time_limit + "' is not a Slurm time",
+        "use MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM or D-HH:MM:SS (default 02:00:00)");
+  }
+
+  job.runtime = request.container_runtime.value_or(
+      placement.container_runtime.empty() ? "pyxis" : placement.container_runtime);
+  if (job.runtime != "pyxis" && job.runtime != "none") {
+    return Status::InvalidInput("container_runtime '" + job.runtime + "' is not known",
+                                "use pyxis (srun --container-* flags, the default) or none (no "
+                                "container, for clusters without pyxis)");
+  }
+
+  // Image (spec 000 Step 3): the placement's, the request's, or the repo's tags file.
+  job.device_type = request.device_type.value_or(placement.env.device_type);
+  if (!placement.arch.empty()) {
+    job.arch = placement.arch;
+  } else if (job.partition.arch) {
+    job.arch = *job.partition.arch;
+  } else if (options.remote) {
+    job.arch = "x86_64";
+    notes.push_back("arch x86_64: partition " + partition + " has no arch in slurm_env (default)");
+  } else {
+    job.arch = placement.env.arch.empty() ? HostArch() : placement.env.arch;
+    notes.push_back("arch " + job.arch + ": this host (partition " + partition +
+                    " has no arch in slurm_env)");
+  }
+  if (!placement.container_image.empty()) {
+    job.image = placement.container_image;
+  } else {
+    Result<ImageResolution> image = ResolveContainerImage(
+        request.container_image.value_or(""), plan.repo_root, job.device_type, job.arch);
+    if (!image.ok()) return image.status();
+    job.image = image->image;
+    notes.push_back(image->note);
+  }
+  bool rewrite = !placement.cluster || placement.cluster->enroot_registry_rewrite == "true";
+  job.job_image = job.runtime == "pyxis" && rewrite ? EnrootImage(job.image) : job.image;
+
+  job.llm_models_root =
+      !placement.llm_models_root.empty()
+          ? placement.llm_models_root
+          : request.llm_models_root.value_or(
+                placement.cluster ? placement.cluster->container_models_root : "");
+
+  // Paths as the job sees them (spec 001 Step 2 and Step 5's remote fields).
+  job.command = plan.command;
+  if (request.custom_script && wf == "custom") {
+    std::error_code error;
+    job.custom_script = fs::absolute(*request.custom_script, error).lexically_normal().string();
+  }
+  if (options.remote) {
+    job.remote_cwd = request.remote_cwd.value_or(job.env.remote_cwd.value_or(""));
+    if (!placement.remote_repo_path.empty()) {
+      job.remote_repo_path = placement.remote_repo_path;
+    } else if (request.remote_repo_path) {
+      job.remote_repo_path = *request.remote_repo_path;
+    } else if (!job.remote_cwd.empty()) {
+      std::string repo_dir = BaseName(plan.repo_root);
+      if (request.repo_url) {
+        repo_dir = BaseName(*request.repo_url);
+        if (repo_dir.size() > 4 && repo_dir.compare(repo_dir.size() - 4, 4, ".git") == 0) {
+          repo_dir.resize(repo_dir.size() - 4);
+        }
+      }
+      job.remote_repo_path = job.remote_cwd + "/" + repo_dir;
+      notes.push_back("remote_repo_path " + job.remote_repo_path + ": remote_cwd + repo name");
+    } else {
+      return Status::InvalidInput(
+          "remote_slurm needs the TensorRT-LLM checkout's path on the cluster (remote_repo_path)",
+          "give --remote-repo-path DIR, or --remote-cwd DIR (the repo is then DIR/<repo name>), "
+          "or set user_root_dir for the cluster in clusters.yaml");
+    }
+    job.remote_work_dir = !placement.remote_work_dir.empty()
+                              ? placement.remote_work_dir
+                              : job.remote_repo_path + "/work_dirs/" + BaseName(work_dir);
+    job.home = job.remote_cwd.empty() ? "" : ParentDir(job.remote_cwd);
+    job.project = job.remote_repo_path;
+    job.log_dir = job.remote_work_dir;
+    if (!job.custom_script.empty()) {
+      job.custom_script_remote = job.remote_work_dir + "/scripts/" + BaseName(job.custom_script);
+      job.command = "bash " + ShellQuote(job.custom_script_remote);
+    }
+  } else {
+    const char* home = std::getenv("HOME");
+    job.home = home ? home : "";
+    job.project = plan.repo_root;
+    job.log_dir = work_dir;
+  }
+  TRTLLM_RUN_RETURN_IF_ERROR(CheckPathForScript("the log directory", job.log_dir));
+
+  MountInputs mount_inputs;
+  mount_inputs.home = job.home;
+  mount_inputs.project = job.project;
+  mount_inputs.llm_models_root = job.llm_models_root;
+  mount_inputs.checkpoint_path = request.checkpoint_path;
+  mount_inputs.models_path = request.models_path;
+  mount_inputs.cluster_mounts = job.env.mounts;
+  if (!placement.models_host_path.empty()) {
+    mount_inputs.default_models_repo = placement.models_host_path;
+  } else if (placement.env.default_models_repo) {
+    mount_inputs.default_models_repo = *placement.env.default_models_repo;
+  } else if (placement.cluster) {
+    mount_inputs.default_models_repo = placement.cluster->models_repo_host;
+  }
+  if (!job.custom_script.empty() && !options.remote) {
+    mount_inputs.extra_dir = ParentDir(job.custom_script);
+  }
+  Result<MountResolution> mounts = ResolveMounts(mount_inputs);
+  if (mounts.ok()) {
+    job.mounts = std::move(mounts.value());
+    notes.insert(notes.end(), job.mounts.notes.begin(), job.mounts.notes.end());
+  } else if (job.runtime == "pyxis") {
+    return mounts.status();
+  } else {
+    notes.push_back("mounts: none (container_runtime none runs without a container)");
+  }
+  if (job.runtime == "none") {
+    // No container: the job reads the models where they are on the host (the host side
+    // of rules 1, 2 and 4), else at llm_models_root.
+    if (mount_inputs.checkpoint_path && !mount_inputs.checkpoint_path->empty()) {
+      job.models_root_export = ParentDir(*mount_inputs.checkpoint_path);
+    } else if (mount_inputs.models_path && !mount_inputs.models_path->empty()) {
+      job.models_root_export = *mount_inputs.models_path;
+    } else if (!mount_inputs.default_models_repo.empty() &&
+               !(mount_inputs.cluster_mounts && !mount_inputs.cluster_mounts->empty())) {
+      job.models_root_export = mount_inputs.default_models_repo;
+    } else {
+      job.models_root_export = job.llm_models_root;
+    }
+  } else {
+    job.models_root_export = job.llm_models_root;
+  }
+  if (job.models_root_export.empty()) {
+    notes.push_back("LLM_MODELS_ROOT: not exported (no llm_models_root)");
+  }
+
+  // Workflow limits against the partition (spec 001 Step 3).
+  if (job.partition.gpus_per_node) {
+    job.gpus_per_node = job.partition.gpus_per_node;
+  } else if (placement.cluster && placement.cluster->gpus_per_node > 0) {
+    job.gpus_per_node = placement.cluster->gpus_per_node;
+  }
+  const int required = plan.required_devices;
+  const std::string gpn_text = job.gpus_per_node ? std::to_string(*job.gpus_per_node) : "";
+  if (!job.gpus_per_node) {
+    notes.push_back("gpus_per_node unknown for partition " + partition +
+                    ": the single-node limits were not checked");
+  }
+  job.perf = wf == "perf_sanity";
+  if (wf == "pytest" && job.gpus_per_node && required > *job.gpus_per_node) {
+    return Status::InvalidInput(
+        "pytest needs required_devices = " + std::to_string(required) +
+            " GPUs on one node, but partition " + partition + " has gpus_per_node = " + gpn_text,
+        "pytest does not support multi-node execution: choose a partition with at least " +
+            std::to_string(required) + " GPUs per node");
+  }
+  if (wf == "bench" && job.gpus_per_node && required > *job.gpus_per_node) {
+    return Status::InvalidInput(
+        "bench_cmd: world_size = " + std::to_string(required) + " (tp x pp) needs more than one " +
+            "node of partition " + partition + " (gpus_per_node = " + gpn_text + ")",
+        "multi-node trtllm-bench is not supported: use tp x pp <= " + gpn_text +
+            " or a partition with more GPUs per node");
+  }
+  if (wf == "custom" && job.gpus_per_node) {
+    int nodes = (required + *job.gpus_per_node - 1) / *job.gpus_per_node;
+    if (nodes > 1) {
+      return Status::InvalidInput("required_devices = " + std::to_string(required) + " requires " +
+                                      std::to_string(nodes) + " nodes (gpus_per_node = " +
+                                      gpn_text + "), but custom commands are limited to 1 node.",
+                                  "Reduce required_devices to at most " + gpn_text + ".");
+    }
+  }
+  int eval_gpn = 0;
+  if (wf == "eval") {
+    Result<EvalArgs> eval = ParseEvalCommand(request.eval_cmd.value_or(plan.command));
+    if (!eval.ok()) return eval.status();
+    job.eval = eval.value();
+    eval_gpn = job.eval.gpus_per_node.value_or(job.gpus_per_node.value_or(0));
+    if (plan.node_count > 1 || (eval_gpn > 0 && required > eval_gpn)) {
+      job.eval_fallback = true;
+      if (eval_gpn <= 0) eval_gpn = plan.required_devices_per_node;
+      notes.push_back("eval: world_size " + std::to_string(required) +
+                      " needs more than one node (" + std::to_string(eval_gpn) +
+                      " GPUs per node): runs on the perf-sanity path through submit.py with "
+                      "accuracy.enable_accuracy_test: true (spec 001 Step 3)");
+    }
+  }
+  if (job.perf || job.eval_fallback) {
+    job.submit_py = plan.repo_root + "/jenkins/scripts/perf/local/submit.py";
+    struct stat info {};
+    if (::stat(job.submit_py.c_str(), &info) != 0) {
+      return Status::InvalidInput(
+          "the perf-sanity path needs the repo's submit.py, and '" + job.submit_py +
+              "' does not exist",
+          "give --repo-root of a TensorRT-LLM checkout that has jenkins/scripts/perf/local/");
+    }
+    if (job.llm_models_root.empty()) {
+      return Status::InvalidInput(
+          "the perf-sanity path needs llm_models_root (submit.py "
+          "--llm-models-root)",
+          "give --llm-models-root DIR");
+    }
+    if (job.perf) {
+      Result<std::optional<PerfSanityId>> id = FindPerfSanityId(request.test_cmd.value_or(""));
+      if (!id.ok()) return id.status();
+      job.perf_id = id.value();
+      if (!job.perf_id && !request.perf_config_yaml) {
+        return Status::InvalidInput(
+            "perf-sanity test_cmd has no test_e2e[<id>] and no perf_config_yaml was given",
+            "give the test id, e.g. test_e2e[aggr-<config>-<server config>], or "
+            "--perf-config-yaml FILE");
+      }
+    }
+    if (job.runtime == "none") {
+      notes.push_back(
+          "warning: container_runtime none: submit.py's launch script still uses "
+          "pyxis container flags");
+    }
+  }
+
+  // Slurm parameters (spec 001 Step 3, "Common Slurm parameters").
+  SlurmParams& p = job.params;
+  p.partition = partition;
+  p.account = job.account;
+  p.time_limit = job.time_limit;
+  int gpus = 1;
+  if (job.perf) {
+    p.nodes = plan.node_count;
+    gpus = plan.required_devices_per_node;
+    p.ntasks = p.nodes * gpus;
+    p.ntasks_per_node = gpus;
+  } else if (job.eval_fallback) {
+    gpus = std::min(eval_gpn, required);
+    p.nodes = (required + eval_gpn - 1) / eval_gpn;
+    p.ntasks = p.nodes * gpus;
+    p.ntasks_per_node = gpus;
+  } else if (wf == "pytest") {
+    if (plan.node_count > 1) {
+      return Status::InvalidInput(
+          "pytest is always single-node, but node_count = " + std::to_string(plan.node_count),
+          "drop --node-count / --required-devices-per-node");
+    }
+    p.nodes = 1;
+    p.ntasks = 1;
+    p.ntasks_per_node = 1;
+    gpus = required;
+  } else if (wf == "eval" || wf == "bench") {
+    p.nodes = 1;
+    p.ntasks = required;
+    p.ntasks_per_node = required;
+    gpus = required;
+  } else {
+    p.nodes = std::max(1, plan.node_count);
+    p.ntasks = std::max(1, plan.total_required_devices);
+    p.ntasks_per_node = std::max(1, p.ntasks / p.nodes);
+    gpus = plan.required_devices_per_node;
+  }
+  p.gpus_per_node = gpus;
+  if (job.partition.gres.rfind("gpu:", 0) == 0) p.gres = "gpu:" + std::to_string(gpus);
+  p.mpi_plugin = job.env.pmix_preferred.value_or("pmix");
+  if (!job.env.pmix_preferred) {
+    notes.push_back("mpi plugin pmix: slurm_env has no pmix.preferred (the bare name)");
+  }
+
+  const std::string effective = job.perf || job.eval_fallback ? "perf_sanity" : wf;
+  job.kind = job.perf || job.eval_fallback ? "perf" : SlurmKind(wf);
+  job.container_name = plan.model_name + "_" + job.kind;
+  job.job_name = job.account + "." + plan.model_name + "_" + job.kind;
+  job.script_name = job.perf || job.eval_fallback ? "slurm_launch.sh"
+                                                  : plan.model_name + "_" + job.kind + ".slurm";
+  job.patterns = PatternsFor(effective, plan.model_name);
+  return job;
+}
+
+// The job's steps as rendered: the plan's, with the remote custom_script path.
+std::vector<PlanStep> JobSteps(const JobPlan& plan, const ResolvedJob& job) {
+  std::vector<PlanStep> steps = plan.steps;
+  for (PlanStep& step : steps) {
+    if (step.name == "run" && !job.custom_script_remote.empty()) step.command = job.command;
+  }
+  return steps;
+}
+
+std::string CustomEnvText(const std::vector<EnvVar>& env) {
+  std::string text;
+  for (const EnvVar& var : env) {
+    text += (text.empty() ? "" : " ") + var.name + "=" + ShellQuote(var.value);
+  }
+  return text;
+}
+
+Status WriteExecutable(const std::string& path, const std::string& text) {
+  TRTLLM_RUN_RETURN_IF_ERROR(WriteFileAtomic(path, text));
+  if (::chmod(path.c_str(), 0755) != 0) {
+    return Status::IoError("cannot make " + path + " executable");
+  }
+  return Status::Ok();
+}
+
+std::string GitOutput(const std::string& repo_root, const std::vector<std::string>& args) {
+  std::unique_ptr<Scenario> local = MakeLocalScenario();
+  std::vector<std::string> argv = {"git", "-C", repo_root};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Result<CommandOutput> out = local->Run(argv, "");
+  if (!out.ok() || out->exit_code != 0) return "";
+  std::string text = out->stdout_text;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+// Runs submit.py (Category 4); it writes the launch script.
+Status RunPerfSubmit(const PerfSubmitInputs& inputs) {
+  std::unique_ptr<Scenario> local = MakeLocalScenario();
+  std::vector<std::string> argv = PerfSubmitArgv(inputs);
+  Result<CommandOutput> out = local->Run(argv, "");
+  if (!out.ok()) {
+    return Status::InvalidInput("cannot run submit.py: " + out.status().message(),
+                                "install python3 (submit.py runs with the python3 on PATH)");
+  }
+  auto tail = [](const std::string& text) {
+    constexpr size_t kMax = 2000;
+    return text.size() <= kMax ? text : "..." + text.substr(text.size() - kMax);
+  };
+  if (out->exit_code != 0) {
+    return Status::InvalidInput(
+        inputs.submit_py + " failed (exit " + std::to_string(out->exit_code) +
+            "): " + tail(out->stderr_text.empty() ? out->stdout_text : out->stderr_text),
+        "check the perf config and the test id; nothing was submitted");
+  }
+  struct stat info {};
+  if (::stat(inputs.launch_sh.c_str(), &info) != 0) {
+    return Status::InvalidInput(inputs.submit_py + " exited 0 but wrote no launch script at " +
+                                inputs.launch_sh);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateSlurmJob(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
+                        const SlurmJobOptions& options) {
+  Result<ResolvedJob> job = Resolve(request, plan, placement, options, "<work_dir>");
+  return job.ok() ? Status::Ok() : job.status();
+}
+
+Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
+                       const SlurmJobOptions& options, JobSpec* spec) {
+  Result<ResolvedJob> resolved = Resolve(request, plan, placement, options, spec->work_dir);
+  if (!resolved.ok()) return resolved.status();
+  ResolvedJob& job = resolved.value();
+  const std::string& work_dir = spec->work_dir;
+
+  if (spec->scenario.empty()) spec->scenario = options.executor;
+  spec->workflow_type = plan.workflow_type;
+  spec->model_name = plan.model_name;
+  spec->repo_root = plan.repo_root;
+  spec->custom_env = plan.env;
+  spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
+  spec->success_patterns = job.patterns.success;
+  spec->failure_patterns = job.patterns.failure;
+  spec->required_devices = plan.required_devices;
+  spec->total_required_devices = plan.total_required_devices;
+  spec->required_devices_per_node = plan.required_devices_per_node;
+  spec->node_count = job.params.nodes;
+  spec->job_name = job.job_name;
+  spec->container_image = job.image;
+  spec->build_project = request.build_project.value_or(true);
+  spec->skip_install = request.skip_install.value_or(false);
+  spec->script_name = job.script_name;
+  spec->script_path = work_dir + "/" + job.script_name;
+  spec->log_file_pattern = job.patterns.log_file_pattern;
+  spec->log_file = work_dir + "/" + job.patterns.log_file_pattern;
+  spec->extra_files = request.extra_files;
+  spec->slurm_params = job.params;
+  spec->slurm_env_json = SlurmEnvToJson(job.env);
+  spec->container_runtime = job.runtime;
+  spec->device_type = job.device_type;
+  spec->llm_models_root = job.llm_models_root;
+  spec->partition = job.params.partition;
+  spec->account = job.account;
+  spec->time_limit = job.time_limit;
+  spec->extra["execution_scenario"] = options.executor;
+  spec->extra["docker_image"] = job.image;
+  spec->extra["slurm_env_file"] = work_dir + "/slurm_env.json";
+  if (!options.remote) {
+    // Persistent-mode fields: local_slurm only (spec 001/002 Step 5).
+    spec->persistent_mode = true;
+    spec->container_name = job.container_name;
+    spec->container_mounts = job.mounts.Joined();
+  } else {
+    spec->slurm_cluster =
+        request.slurm_cluster.value_or(placement.cluster ? placement.cluster->name : "");
+    spec->ssh_host = !placement.ssh_host.empty()
+                         ? placement.ssh_host
+                         : request.ssh_host.value_or(job.env.ssh_host.value_or(""));
+    spec->slurm_user = !placement.slurm_user.empty()
+                           ? placement.slurm_user
+                           : request.slurm_user.value_or(job.env.slurm_user.value_or(""));
+    spec->remote_cwd = job.remote_cwd;
+    spec->remote_repo_path = job.remote_repo_path;
+    spec->remote_work_dir = job.remote_work_dir;
+    spec->repo_url =
+        request.repo_url.value_or(GitOutput(plan.repo_root, {"remote", "get-url", "origin"}));
+    spec->repo_branch = request.repo_branch.value_or(
+        GitOutput(plan.repo_root, {"rev-parse", "--abbrev-ref", "HEAD"}));
+    if (spec->repo_url.empty()) {
+      job.notes.push_back("repo_url: unknown (no --repo-url and no git remote 'origin')");
+    }
+  }
+
+  if (job.perf || job.eval_fallback) {
+    PerfSubmitInputs submit;
+    submit.submit_py = job.submit_py;
+    submit.partition = job.params.partition;
+    submit.account = job.account;
+    submit.job_name = job.job_name;
+    submit.image = job.job_image;
+    submit.mounts = job.mounts.Joined();
+    submit.work_dir = job.log_dir;
+    submit.llm_src = job.project;
+    submit.llm_models_root = job.llm_models_root;
+    submit.launch_sh = spec->script_path;
+    submit.time_limit = job.time_limit;
+    if (job.eval_fallback) {
+      std::string config = work_dir + "/" + plan.model_name + "_eval_perf_config.yaml";
+      TRTLLM_RUN_RETURN_IF_ERROR(WriteFileAtomic(
+          config, RenderEvalPerfConfig(job.eval, plan.model_name,
+                                       job.params.ntasks_per_node >= plan.required_devices
+                                           ? plan.required_devices
+                                           : job.params.ntasks_per_node,
+                                       request.eval_cmd.value_or(plan.command))));
+      submit.config_file = config;
+      submit.test_name = EvalPerfServerName(job.eval, plan.model_name);
+      spec->extra["perf_config_yaml"] = config;
+    } else if (request.perf_config_yaml) {
+      std::error_code error;
+      submit.config_file =
+          fs::absolute(*request.perf_config_yaml, error).lexically_normal().string();
+      if (job.perf_id) {
+        submit.test_name = job.perf_id->select;
+        if (job.perf_id->disaggregated_config) submit.benchmark_mode = job.perf_id->mode;
+      }
+      spec->extra["perf_config_yaml"] = submit.config_file;
+    } else {
+      submit.test_list = job.perf_id->test_string;
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(RunPerfSubmit(submit));
+    std::vector<std::string> argv = PerfSubmitArgv(submit);
+    std::string line;
+    for (const std::string& word : argv) line += (line.empty() ? "" : " ") + ShellQuote(word);
+    spec->extra["submit_command"] = line;
+  } else {
+    SlurmScriptInputs in;
+    in.workflow_type = plan.workflow_type;
+    in.model_name = plan.model_name;
+    in.job_name = job.job_name;
+    in.log_dir = job.log_dir;
+    in.params = job.params;
+    in.container_runtime = job.runtime;
+    in.container_image = job.job_image;
+    in.container_name = job.container_name;
+    in.container_mounts = job.mounts.Joined();
+    in.project_path = job.project;
+    in.llm_models_root = job.models_root_export;
+    in.steps = JobSteps(plan, job);
+    if (plan.workflow_type == "custom") {
+      const std::string run_script = CustomRunScriptPath();
+      Result<std::string> text = ReadFile(run_script);
+      if (!text.ok()) {
+        return Status::IoError("the custom run script of this installation is missing: " +
+                               text.status().message());
+      }
+      TRTLLM_RUN_RETURN_IF_ERROR(
+          WriteExecutable(work_dir + "/" + kCustomRunScriptName, text.value()));
+      in.run_script =
+          (options.remote ? job.remote_work_dir : work_dir) + "/" + kCustomRunScriptName;
+      in.custom_command = job.command;
+      in.custom_env = CustomEnvText(plan.env);
+      in.custom_workdir = job.project;
+      spec->extra_files.push_back(work_dir + "/" + kCustomRunScriptName);
+      if (!job.custom_script_remote.empty()) {
+        std::error_code error;
+        fs::create_directories(work_dir + "/scripts", error);
+        Result<std::string> script = ReadFile(job.custom_script);
+        if (!script.ok()) return script.status();
+        std::string copy = work_dir + "/scripts/" + BaseName(job.custom_script);
+        TRTLLM_RUN_RETURN_IF_ERROR(WriteExecutable(copy, script.value()));
+        spec->extra_files.push_back(copy);
+      }
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(WriteExecutable(spec->script_path, RenderSlurmBatchScript(in)));
+  }
+  TRTLLM_RUN_RETURN_IF_ERROR(WriteFileAtomic(work_dir + "/slurm_env.json", spec->slurm_env_json));
+  std::string notes;
+  for (const std::string& note : job.notes) notes += (notes.empty() ? "" : "\n") + note;
+  if (!notes.empty()) spec->extra["resolution_notes"] = notes;
+  return WriteJobSpec(*spec);
+}
+
+}  // namespace trtllm_run

@@ -1,0 +1,51 @@
+// The `local_slurm` executor (spec 000 Step 5 "For local_slurm"): Slurm on this host.
+// Prepare renders the job into the work dir (render.h: the batch script of Categories
+// 2, 3, 5, 6 or submit.py's launch script for perf-sanity, job_spec.json with the
+// persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
+// library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
+// script's steps in a held allocation.
+#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/render.h"
+#include "trtllm_run/slurm_run.h"
+
+namespace trtllm_run {
+namespace {
+
+class LocalSlurmExecutor : public Executor {
+ public:
+  std::string Name() const override { return "local_slurm"; }
+
+  Status Validate(const CaseRequest& request, const JobPlan& plan,
+                  const Placement& placement) const override {
+    return ValidateSlurmJob(request, plan, placement, Options());
+  }
+
+  Status Prepare(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
+                 JobSpec* spec) override {
+    // issue 5 (slurm_run.h): the run inputs the job spec carries for Execute and Cancel.
+    TRTLLM_RUN_RETURN_IF_ERROR(PrepareSlurmJob(request, plan, placement, Options(), spec));
+    return AddSlurmRunFields(request, /*remote=*/false, spec);
+  }
+
+  // issue 5 (slurm_run.h): submit, watch, cancel and judge.
+  RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
+    return RunLocalSlurmJob(spec, context);
+  }
+  Status Cancel(const JobSpec& spec, const ExecContext& context) override {
+    return CancelSlurmJob(spec, context);
+  }
+
+ private:
+  static SlurmJobOptions Options() {
+    SlurmJobOptions options;
+    options.executor = "local_slurm";
+    options.remote = false;
+    return options;
+  }
+};
+
+}  // namespace
+}  // namespace trtllm_run
+
+TRTLLM_RUN_DECLARE_EXECUTOR_PLUGIN(trtllm_run::LocalSlurmExecutor, "local_slurm", "0.1.0",
+                                   "Submits the job to the Slurm cluster of this host")

@@ -1,0 +1,51 @@
+// The `remote_slurm` executor (spec 000 Step 5 "For remote_slurm"): Slurm over SSH.
+// Prepare renders the job into the work dir (render.h: the batch script of Categories
+// 2, 3, 5, 6 or submit.py's launch script for perf-sanity, job_spec.json with the
+// remote paths and fields, slurm_env.json). Execute and Cancel are the Slurm run
+// library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
+// transfer, sbatch, watch, scancel, verdict, logs copied back.
+#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/render.h"
+#include "trtllm_run/slurm_run.h"
+
+namespace trtllm_run {
+namespace {
+
+class RemoteSlurmExecutor : public Executor {
+ public:
+  std::string Name() const override { return "remote_slurm"; }
+
+  Status Validate(const CaseRequest& request, const JobPlan& plan,
+                  const Placement& placement) const override {
+    return ValidateSlurmJob(request, plan, placement, Options());
+  }
+
+  Status Prepare(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
+                 JobSpec* spec) override {
+    // issue 5 (slurm_run.h): the run inputs the job spec carries for Execute and Cancel.
+    TRTLLM_RUN_RETURN_IF_ERROR(PrepareSlurmJob(request, plan, placement, Options(), spec));
+    return AddSlurmRunFields(request, /*remote=*/true, spec);
+  }
+
+  // issue 5 (slurm_run.h): submit, watch, cancel and judge.
+  RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
+    return RunRemoteSlurmJob(spec, context);
+  }
+  Status Cancel(const JobSpec& spec, const ExecContext& context) override {
+    return CancelSlurmJob(spec, context);
+  }
+
+ private:
+  static SlurmJobOptions Options() {
+    SlurmJobOptions options;
+    options.executor = "remote_slurm";
+    options.remote = true;
+    return options;
+  }
+};
+
+}  // namespace
+}  // namespace trtllm_run
+
+TRTLLM_RUN_DECLARE_EXECUTOR_PLUGIN(trtllm_run::RemoteSlurmExecutor, "remote_slurm", "0.1.0",
+                                   "Submits the job to a remote Slurm cluster over SSH")

@@ -1,0 +1,95 @@
+// The `eval` workflow: a pre-built trtllm-eval command (spec 000 "Eval", spec 001 Step 3
+// "Eval"). Devices are --tp_size x --pp_size; --gpus_per_node caps the devices per node.
+// The eval step always gets the cluster's MPI plugin (trtllm-eval initialises MPI at
+// import) and, with more than one task, trtllm-llmapi-launch. A job that needs more than
+// one node is rendered on the perf-sanity path by the Slurm executors.
+#include "trtllm_run/command_parse.h"
+#include "trtllm_run/derive.h"
+#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/render.h"
+#include "trtllm_run/text.h"
+
+namespace trtllm_run {
+namespace {
+
+class EvalWorkflow : public Workflow {
+ public:
+  std::string Name() const override { return "eval"; }
+  int ClaimOrder() const override { return 30; }
+  bool Claims(const CaseRequest& request) const override { return request.eval_cmd.has_value(); }
+
+  Result<JobPlan> Plan(const CaseRequest& request) const override {
+    JobPlan plan;
+    plan.workflow_type = "eval";
+    const std::string& original = *request.eval_cmd;
+    Result<EvalArgs> args = ParseEvalCommand(original);
+    if (!args.ok()) return args.status();
+    const int world_size = args->world_size();
+    int required = world_size;
+    if (request.required_devices) {
+      required = *request.required_devices;
+      plan.notes.push_back("required_devices " + std::to_string(required) +
+                           ": given (trtllm-eval says tp_size " + std::to_string(args->tp_size) +
+                           " x pp_size " + std::to_string(args->pp_size) + ")");
+    } else {
+      plan.notes.push_back("required_devices " + std::to_string(required) + ": tp_size " +
+                           std::to_string(args->tp_size) + " x pp_size " +
+                           std::to_string(args->pp_size) + " of trtllm-eval");
+    }
+
+    Result<std::string> model = DeriveModelName(request, original, "eval", &plan);
+    if (!model.ok()) return model.status();
+    plan.model_name = model.value();
+
+    std::string command = original;
+    if (args->model && IsHuggingFaceId(*args->model)) {
+      ModelResolution resolved = ResolveHuggingFaceModel(
+          *args->model, request.llm_models_root.value_or(""), request.models_path.value_or(""));
+      plan.notes.push_back(resolved.note);
+      if (!resolved.path.empty()) {
+        command =
+            ReplaceOptionValue(command, {"--model", "--model_path"}, *args->model, resolved.path);
+      }
+    }
+    plan.command = command;
+
+    // --gpus_per_node overrides the cluster's per-node count (spec 001 Step 3).
+    CaseRequest sizing = request;
+    if (args->gpus_per_node && !request.required_devices_per_node &&
+        !request.total_required_devices && required > *args->gpus_per_node) {
+      sizing.required_devices_per_node = *args->gpus_per_node;
+      plan.notes.push_back("required_devices_per_node " + std::to_string(*args->gpus_per_node) +
+                           ": --gpus_per_node of trtllm-eval");
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(ApplyDeviceCounts(sizing, required, &plan));
+    if (plan.node_count > 1) {
+      plan.notes.push_back(
+          "eval: " + std::to_string(plan.node_count) +
+          " nodes; trtllm-eval is single-node, so Slurm runs it on the perf-sanity path "
+          "(submit.py, accuracy.enable_accuracy_test: true)");
+    }
+
+    std::string run = command;
+    if (required > 1) {
+      std::string launched = PrefixInvocation(run, "trtllm-eval", "trtllm-llmapi-launch");
+      plan.notes.push_back(launched == run ? "eval step: already launched by trtllm-llmapi-launch"
+                                           : "eval step: prefixed with trtllm-llmapi-launch");
+      run = launched;
+    }
+    if (!request.skip_install.value_or(false)) {
+      plan.steps.push_back(PlanStep{"install", InstallCommand(true), plan.node_count, false});
+    }
+    plan.steps.push_back(PlanStep{"run", run, required, true});
+
+    WorkflowPatterns patterns = PatternsFor("eval", plan.model_name);
+    plan.success_patterns = patterns.success;
+    plan.failure_patterns = patterns.failure;
+    return plan;
+  }
+};
+
+}  // namespace
+}  // namespace trtllm_run
+
+TRTLLM_RUN_DECLARE_WORKFLOW_PLUGIN(trtllm_run::EvalWorkflow, "eval", "0.1.0",
+                                   "trtllm-eval accuracy runs (eval_cmd)")

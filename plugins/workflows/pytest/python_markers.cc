@@ -1,0 +1,441 @@
+// Reads GPU-count markers from Python test sources: logical lines (brackets, strings and
+// continuations joined), decorators attached to their class or def, pytestmark
+// assignments, and pytest.param(..., marks=...) entries matched to a node's [params].
+#include "python_markers.h"
+
+#include <algorithm>
+#include <regex>
+
+namespace trtllm_run {
+namespace pytest_markers {
+namespace {
+
+struct Statement {
+  int indent = 0;
+  std::string text;
+};
+
+// The index past the string literal starting at src[i] (a quote character).
+size_t SkipString(const std::string& src, size_t i) {
+  const char quote = src[i];
+  const bool triple = src.compare(i, 3, std::string(3, quote)) == 0;
+  size_t j = i + (triple ? 3 : 1);
+  while (j < src.size()) {
+    if (src[j] == '\\') {
+      j += 2;
+      continue;
+    }
+    if (triple) {
+      if (src.compare(j, 3, std::string(3, quote)) == 0) return j + 3;
+    } else if (src[j] == quote || src[j] == '\n') {
+      return j + 1;
+    }
+    ++j;
+  }
+  return src.size();
+}
+
+std::vector<Statement> LogicalLines(const std::string& src) {
+  std::vector<Statement> out;
+  std::string current;
+  int indent = -1;
+  int column = 0;
+  int depth = 0;
+  auto flush = [&]() {
+    size_t end = current.find_last_not_of(" \t\r");
+    if (end != std::string::npos) out.push_back({indent, current.substr(0, end + 1)});
+    current.clear();
+    indent = -1;
+    column = 0;
+    depth = 0;
+  };
+  size_t i = 0;
+  while (i < src.size()) {
+    char c = src[i];
+    if (indent < 0) {
+      if (c == ' ') {
+        ++column;
+        ++i;
+        continue;
+      }
+      if (c == '\t') {
+        column += 8 - column % 8;
+        ++i;
+        continue;
+      }
+      if (c == '\n' || c == '\r') {
+        column = 0;
+        ++i;
+        continue;
+      }
+      if (c == '#') {
+        while (i < src.size() && src[i] != '\n') ++i;
+        continue;
+      }
+      indent = column;
+    }
+    if (c == '#') {
+      while (i < src.size() && src[i] != '\n') ++i;
+    } else if (c == '\\' && i + 1 < src.size() && src[i + 1] == '\n') {
+      current += ' ';
+      i += 2;
+    } else if (c == '"' || c == '\'') {
+      size_t end = SkipString(src, i);
+      current.append(src, i, end - i);
+      i = end;
+    } else if (c == '\n') {
+      if (depth > 0) {
+        current += ' ';
+      } else {
+        flush();
+      }
+      ++i;
+    } else {
+      if (c == '(' || c == '[' || c == '{') ++depth;
+      if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+      current += c;
+      ++i;
+    }
+  }
+  flush();
+  return out;
+}
+
+// The index just past the bracket matching text[open].
+size_t MatchBracket(const std::string& text, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < text.size();) {
+    char c = text[i];
+    if (c == '"' || c == '\'') {
+      i = SkipString(text, i);
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') {
+      if (--depth == 0) return i + 1;
+    }
+    ++i;
+  }
+  return text.size();
+}
+
+struct Found {
+  int devices = 0;
+  std::string marker;
+};
+
+Found MarkerDevices(const std::string& text) {
+  static const std::regex kCounted[] = {
+      std::regex(R"(\bskip_less_device\s*\(\s*(\d+)\s*\))"),
+      std::regex(R"(\bskip_less_mpi_world_size\s*\(\s*(\d+)\s*\))"),
+      std::regex(R"(\bmark\s*\.\s*gpu(\d+)\b)"),
+  };
+  static const std::regex kSingle(R"(\bskip_single_gpu\b)");
+  Found best;
+  for (const std::regex& pattern : kCounted) {
+    for (std::sregex_iterator it(text.begin(), text.end(), pattern), end; it != end; ++it) {
+      int n = std::stoi((*it)[1].str());
+      if (n > best.devices) best = {n, it->str()};
+    }
+  }
+  if (best.devices < 2 && std::regex_search(text, kSingle)) best = {2, "skip_single_gpu"};
+  return best;
+}
+
+struct ParamSpan {
+  size_t begin = 0, end = 0;  // "pytest.param(" ... ")"
+};
+
+std::vector<ParamSpan> ParamSpans(const std::string& text) {
+  static const std::regex kParam(R"(\bpytest\s*\.\s*param\s*\()");
+  std::vector<ParamSpan> spans;
+  auto begin = std::sregex_iterator(text.begin(), text.end(), kParam);
+  for (auto it = begin; it != std::sregex_iterator(); ++it) {
+    size_t start = static_cast<size_t>(it->position());
+    size_t open = start + static_cast<size_t>(it->length()) - 1;
+    if (!spans.empty() && start < spans.back().end) continue;  // nested in the previous one
+    spans.push_back({start, MatchBracket(text, open)});
+  }
+  return spans;
+}
+
+// Top-level comma-separated arguments of "name(args)".
+std::vector<std::string> Arguments(const std::string& call) {
+  std::vector<std::string> args;
+  size_t open = call.find('(');
+  if (open == std::string::npos) return args;
+  size_t close = MatchBracket(call, open);
+  std::string inner = call.substr(open + 1, close > open + 1 ? close - open - 2 : 0);
+  std::string current;
+  int depth = 0;
+  for (size_t i = 0; i < inner.size();) {
+    char c = inner[i];
+    if (c == '"' || c == '\'') {
+      size_t end = SkipString(inner, i);
+      current.append(inner, i, end - i);
+      i = end;
+      continue;
+    }
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == ',' && depth == 0) {
+      args.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+    ++i;
+  }
+  args.push_back(current);
+  for (std::string& arg : args) {
+    size_t b = arg.find_first_not_of(" \t");
+    size_t e = arg.find_last_not_of(" \t");
+    arg = b == std::string::npos ? "" : arg.substr(b, e - b + 1);
+  }
+  if (!args.empty() && args.back().empty()) args.pop_back();
+  return args;
+}
+
+// The literal text of a Python string literal (prefixes r/b/u/f allowed), or nullopt.
+std::optional<std::string> StringLiteral(const std::string& arg) {
+  size_t q = arg.find_first_of("\"'");
+  if (q == std::string::npos || q > 2) return std::nullopt;
+  for (size_t i = 0; i < q; ++i) {
+    if (std::string("rRbBuUfF").find(arg[i]) == std::string::npos) return std::nullopt;
+  }
+  if (SkipString(arg, q) != arg.size()) return std::nullopt;
+  bool triple = arg.compare(q, 3, std::string(3, arg[q])) == 0;
+  size_t skip = triple ? 3 : 1;
+  if (arg.size() < q + 2 * skip) return std::nullopt;
+  return arg.substr(q + skip, arg.size() - q - 2 * skip);
+}
+
+std::string RegexEscape(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// Whether the pytest.param call selects the node's params: its id= or the id pytest
+// makes from its literal values, as a `-`-separated part of the [params] text.
+bool ParamMatches(const std::string& call, const std::string& params, std::string* id_text) {
+  static const std::regex kKeyword(R"(^([A-Za-z_]\w*)\s*=[^=])");
+  std::vector<std::string> pieces;
+  for (const std::string& arg : Arguments(call)) {
+    std::smatch match;
+    std::string padded = arg + " ";
+    if (std::regex_search(padded, match, kKeyword)) {
+      if (match[1] == "id") {
+        size_t b = arg.find('=') + 1;
+        while (b < arg.size() && arg[b] == ' ') ++b;
+        std::optional<std::string> id = StringLiteral(arg.substr(b));
+        if (!id) return false;
+        *id_text = *id;
+        return std::regex_search(params, std::regex("(^|-)" + RegexEscape(*id) + "(-|$)"));
+      }
+      continue;
+    }
+    if (std::optional<std::string> literal = StringLiteral(arg)) {
+      pieces.push_back(RegexEscape(*literal));
+    } else if (std::regex_match(arg, std::regex(R"([-+]?[\w.]+)"))) {
+      pieces.push_back(RegexEscape(arg));
+    } else {
+      pieces.push_back("[^-]+");  // pytest names non-literal values itself
+    }
+  }
+  if (pieces.empty()) return false;
+  std::string body;
+  for (size_t i = 0; i < pieces.size(); ++i) body += (i ? "-" : "") + pieces[i];
+  *id_text = body;
+  return std::regex_search(params, std::regex("(^|-)" + body + "(-|$)"));
+}
+
+struct Scope {
+  int indent = 0;
+  bool is_class = false;
+  std::string name;
+  std::vector<std::string> decorators;
+  std::vector<std::string> pytestmarks;  // class body `pytestmark = ...`
+};
+
+bool StartsWithWord(const std::string& text, const std::string& word) {
+  return text.compare(0, word.size(), word) == 0 &&
+         (text.size() == word.size() || text[word.size()] == ' ' || text[word.size()] == '\t');
+}
+
+std::string DefinedName(const std::string& text, size_t after) {
+  size_t b = text.find_first_not_of(" \t", after);
+  if (b == std::string::npos) return "";
+  size_t e = b;
+  while (e < text.size() && (std::isalnum(static_cast<unsigned char>(text[e])) || text[e] == '_')) {
+    ++e;
+  }
+  return text.substr(b, e - b);
+}
+
+}  // namespace
+
+NodeId ParseNodeId(const std::string& word) {
+  NodeId node;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t sep = word.find("::", start);
+    parts.push_back(word.substr(start, sep == std::string::npos ? sep : sep - start));
+    if (sep == std::string::npos) break;
+    start = sep + 2;
+  }
+  node.file = parts[0];
+  if (parts.size() == 1) return node;
+  std::string last = parts.back();
+  size_t bracket = last.find('[');
+  if (bracket != std::string::npos) {
+    size_t close = last.rfind(']');
+    node.params = last.substr(bracket + 1, close == std::string::npos || close < bracket
+                                               ? std::string::npos
+                                               : close - bracket - 1);
+    last = last.substr(0, bracket);
+  }
+  bool last_is_class = bracket == std::string::npos && !last.empty() &&
+                       std::isupper(static_cast<unsigned char>(last[0]));
+  for (size_t i = 1; i + 1 < parts.size(); ++i) node.classes.push_back(parts[i]);
+  if (last_is_class) {
+    node.classes.push_back(last);
+  } else {
+    node.function = last;
+  }
+  return node;
+}
+
+Lookup FindDeviceMarker(const std::string& source, const NodeId& node) {
+  std::vector<Scope> scopes;  // every class and def, in file order
+  std::vector<size_t> stack;  // indices into scopes
+  std::vector<std::string> module_marks;
+  std::vector<std::string> pending;
+  std::optional<size_t> target;        // the def (or the class for class nodes)
+  std::vector<size_t> target_classes;  // its enclosing classes, outermost first
+  static const std::regex kPytestmark(R"(^pytestmark\s*(:[^=]*)?=)");
+
+  for (const Statement& stmt : LogicalLines(source)) {
+    while (!stack.empty() && stmt.indent <= scopes[stack.back()].indent) stack.pop_back();
+    const std::string& text = stmt.text;
+    if (text[0] == '@') {
+      pending.push_back(text);
+      continue;
+    }
+    bool is_async_def = StartsWithWord(text, "async") && text.find("def") != std::string::npos;
+    bool is_def = StartsWithWord(text, "def") || is_async_def;
+    bool is_class = StartsWithWord(text, "class");
+    if (is_def || is_class) {
+      Scope scope;
+      scope.indent = stmt.indent;
+      scope.is_class = is_class;
+      scope.name = DefinedName(text, is_class ? 5 : text.find("def") + 3);
+      scope.decorators = std::move(pending);
+      pending.clear();
+      scopes.push_back(std::move(scope));
+      size_t index = scopes.size() - 1;
+      // Is this the node? Its enclosing scopes must be exactly the node's classes.
+      std::vector<std::string> chain;
+      bool inside_def = false;
+      for (size_t i : stack) {
+        if (!scopes[i].is_class) inside_def = true;
+        chain.push_back(scopes[i].name);
+      }
+      if (!inside_def) {
+        bool match = false;
+        if (!node.function.empty()) {
+          match = is_def && scopes[index].name == node.function && chain == node.classes;
+        } else if (!node.classes.empty()) {
+          std::vector<std::string> outer(node.classes.begin(), node.classes.end() - 1);
+          match = is_class && scopes[index].name == node.classes.back() && chain == outer;
+        }
+        if (match) {
+          target = index;
+          target_classes = stack;
+        }
+      }
+      stack.push_back(index);
+      continue;
+    }
+    pending.clear();
+    if (std::regex_search(text, kPytestmark)) {
+      if (stack.empty()) {
+        module_marks.push_back(text);
+      } else if (scopes[stack.back()].is_class) {
+        scopes[stack.back()].pytestmarks.push_back(text);
+      }
+    }
+  }
+
+  Lookup lookup;
+  lookup.function_found = target.has_value() && !node.function.empty();
+  if (target && !node.function.empty()) {
+    const Scope& def = scopes[*target];
+    Found own;
+    Found param;
+    std::string param_id;
+    for (const std::string& decorator : def.decorators) {
+      std::string without_params = decorator;
+      std::vector<ParamSpan> spans = ParamSpans(decorator);
+      for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
+        std::string call = decorator.substr(it->begin, it->end - it->begin);
+        std::string id_text;
+        if (!node.params.empty() && ParamMatches(call, node.params, &id_text)) {
+          Found found = MarkerDevices(call);
+          if (found.devices > param.devices) {
+            param = found;
+            param_id = id_text;
+          }
+        }
+        without_params.erase(it->begin, it->end - it->begin);
+      }
+      Found found = MarkerDevices(without_params);
+      if (found.devices > own.devices) own = found;
+    }
+    if (own.devices > 0 || param.devices > 0) {
+      DeviceMarker marker;
+      if (param.devices > own.devices) {
+        marker = {param.devices,
+                  param.marker + " in the pytest.param '" + param_id + "' of " + def.name};
+      } else {
+        marker = {own.devices, own.marker + " on " + def.name};
+      }
+      lookup.marker = marker;
+      return lookup;
+    }
+  }
+  std::vector<size_t> classes = target_classes;
+  if (target && scopes[*target].is_class) classes.push_back(*target);
+  for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
+    const Scope& cls = scopes[*it];
+    Found best;
+    for (const std::string& text : cls.decorators) {
+      Found found = MarkerDevices(text);
+      if (found.devices > best.devices) best = found;
+    }
+    for (const std::string& text : cls.pytestmarks) {
+      Found found = MarkerDevices(text);
+      if (found.devices > best.devices) best = found;
+    }
+    if (best.devices > 0) {
+      lookup.marker = DeviceMarker{best.devices, best.marker + " on class " + cls.name};
+      return lookup;
+    }
+  }
+  Found module;
+  for (const std::string& text : module_marks) {
+    Found found = MarkerDevices(text);
+    if (found.devices > module.devices) module = found;
+  }
+  if (module.devices > 0) {
+    lookup.marker = DeviceMarker{module.devices, module.marker + " in the module's pytestmark"};
+  }
+  return lookup;
+}
+
+}  // namespace pytest_markers
+}  // namespace trtllm_run
