@@ -1,0 +1,67 @@
+// Shared pieces of the Slurm executors' run (slurm_job.cc, remote_repo.cc,
+// slurm_alloc.cc). Not installed.
+#ifndef TRTLLM_RUN_SRC_SLURM_INTERNAL_H_
+#define TRTLLM_RUN_SRC_SLURM_INTERNAL_H_
+
+#include <string>
+#include <vector>
+
+#include "trtllm_run/executor.h"
+#include "trtllm_run/job_spec.h"
+#include "trtllm_run/result.h"
+#include "trtllm_run/scenario.h"
+#include "trtllm_run/slurm_watch.h"
+
+namespace trtllm_run::internal {
+
+// One sbatch submission to watch to a verdict.
+struct SubmitRequest {
+  std::string label;          // "job", "build job": named in messages
+  std::string script_local;   // the script here (its #SBATCH lines are read)
+  std::string script_submit;  // the script as sbatch sees it (remote path when remote)
+  std::string submit_dir;     // sbatch runs there (relative output paths resolve there)
+  std::vector<std::string> sbatch_args;
+  std::vector<std::string> success_patterns;
+  std::vector<std::string> failure_patterns;
+  int monitor_timeout_seconds = 0;
+  bool echo = false;    // the job's output goes to context.terminal
+  bool record = false;  // write slurm_job_id and run_state.json into the work dir
+};
+
+// A result with the spec's names filled in and started_at set.
+RunResult BaseResult(const JobSpec& spec);
+
+// `result` as ERROR for `reason` (also its first error), with the diagnosis table's
+// findings (e.g. "Invalid generic resource") before `diagnosis`.
+RunResult ErrorResult(RunResult result, const std::string& reason, const std::string& diagnosis);
+
+void Say(const ExecContext& context, const std::string& prefix, const std::string& line);
+
+// $TRTLLM_RUN_TEST_FIRST_POLL_DELAY in seconds, or 0.
+double FirstPollDelay();
+
+SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, bool remote);
+
+// sbatch, then watch to a verdict (cancelling on context.cancel).
+RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecContext& context,
+                         const SubmitRequest& request);
+
+// Where a held-allocation run happens: the script and its directory as the submit host
+// sees them, and the host ("" for this one) the allocation is recorded for.
+struct HeldPlace {
+  std::string host;
+  std::string script;
+  std::string run_dir;
+};
+
+// The script's steps inside a held allocation (local_slurm persistent mode; remote_slurm
+// with release_allocation false), on this host or a login node (`scenario`).
+RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, Scenario* scenario,
+                              const HeldPlace& place);
+
+// Stops a persistent-mode run recorded in spec.work_dir (its process group on this host).
+Status CancelHeldAllocationRun(const JobSpec& spec);
+
+}  // namespace trtllm_run::internal
+
+#endif  // TRTLLM_RUN_SRC_SLURM_INTERNAL_H_

@@ -1,0 +1,432 @@
+// Slurm records and verdicts on real outputs of the test cluster (tests/fixtures/slurm/,
+// captured by tests/fixtures/slurm/capture.sh): each case directory holds the job's .out
+// and .err and what scontrol, squeue and sacct said once it ended.
+#include <signal.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/log_follower.h"
+#include "trtllm_run/slurm_job.h"
+
+namespace fs = std::filesystem;
+using namespace trtllm_run;
+
+namespace {
+
+fs::path FixtureDir() {
+  return fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "slurm";
+}
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+const std::vector<std::string> kPytestFailure = {"FAILED", "ERROR"};
+const std::vector<std::string> kPytestSuccess = {"passed"};
+
+// What the watcher would know about a fixture case at the end: the scanned output, the
+// controller's final record, and accounting unless `with_accounting` is false.
+struct Case {
+  PatternScanner out{JobOutputPatterns(kPytestFailure, kPytestSuccess)};
+  PatternScanner err{JobOutputPatterns(kPytestFailure, kPytestSuccess)};
+  SlurmJobEvidence evidence;
+};
+
+std::unique_ptr<Case> Load(const std::string& name, bool with_controller = true,
+                           bool with_accounting = true) {
+  auto c = std::make_unique<Case>();
+  fs::path dir = FixtureDir() / name;
+  REQUIRE(fs::exists(dir / "scontrol.txt"));
+  std::string out = Slurp(dir / "out.txt");
+  std::string err = Slurp(dir / "err.txt");
+  c->out.Feed(out);
+  c->err.Feed(err);
+  std::vector<SlurmJobRecord> records = ParseScontrolJobs(Slurp(dir / "scontrol.txt"));
+  REQUIRE(records.size() == 1);
+  SlurmJobEvidence& e = c->evidence;
+  e.job_id = records[0].job_id;
+  e.workflow_type = "pytest";
+  e.scenario = "local_slurm";
+  e.log_file = "/work_dir/" + name + ".out";
+  e.err_file = "/work_dir/" + name + ".err";
+  e.time_limit = "00:05:00";
+  if (with_controller) {
+    e.controller = records[0];
+    e.controller_final = IsTerminalSlurmState(records[0].state);
+  } else {
+    e.purged = true;
+  }
+  e.accounting_available = with_accounting && fs::exists(dir / "sacct.txt");
+  if (e.accounting_available) e.accounting = ParseSacct(Slurp(dir / "sacct.txt"));
+  JobOutputScan scan;
+  scan.out = &c->out;
+  scan.err = err.empty() ? nullptr : &c->err;
+  scan.failure_count = kPytestFailure.size();
+  scan.success_count = kPytestSuccess.size();
+  scan.out_exists = true;
+  scan.out_bytes = out.size();
+  scan.out_head = Lines(out);
+  scan.out_tail = Lines(out);
+  scan.err_head = Lines(err);
+  AddOutputEvidence(scan, &e);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("Slurm exit statuses and states parse as Slurm prints them", "[slurm_verdict]") {
+  CHECK(ParseSlurmExit("3:0") == SlurmExit{3, 0});
+  CHECK(ParseSlurmExit("0:9") == SlurmExit{0, 9});
+  CHECK(ParseSlurmExit("137:0").code == 137);
+  CHECK(!ParseSlurmExit("").code.has_value());
+  CHECK(NormalizeSlurmState("CANCELLED by 0") == "CANCELLED");
+  CHECK(NormalizeSlurmState("CANCELLED+") == "CANCELLED");
+  CHECK(NormalizeSlurmState("F") == "FAILED");
+  CHECK(NormalizeSlurmState("OOM") == "OUT_OF_MEMORY");
+  CHECK(NormalizeSlurmState("completing") == "COMPLETING");
+  CHECK(IsTerminalSlurmState("NODE_FAIL"));
+  CHECK_FALSE(IsTerminalSlurmState("COMPLETING"));
+  CHECK_FALSE(IsTerminalSlurmState("RUNNING"));
+  CHECK_FALSE(IsTerminalSlurmState("SOMETHING_NEW"));
+}
+
+TEST_CASE("scontrol job records parse in the one-line and multi-line formats", "[slurm_verdict]") {
+  std::string one_line = Slurp(FixtureDir() / "failed" / "scontrol.txt");
+  std::vector<SlurmJobRecord> records = ParseScontrolJobs(one_line);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].job_id == "49");
+  CHECK(records[0].job_name == "research.failed");
+  CHECK(records[0].state == "FAILED");
+  CHECK(records[0].reason == "NonZeroExitCode");
+  CHECK(records[0].exit == SlurmExit{3, 0});
+  CHECK(records[0].std_out == "/work_dir/failed_49.out");
+  CHECK(records[0].time_limit == "00:05:00");
+
+  // Two jobs, a name with spaces, and the multi-line layout of `scontrol show job`.
+  std::string text =
+      "JobId=7 JobName=my job name UserId=root(0) JobState=RUNNING Reason=None ExitCode=0:0\n"
+      "JobId=8 JobName=x\n"
+      "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+      "   JobState=TIMEOUT Reason=TimeLimit Dependency=(null)\n"
+      "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:15\n"
+      "   NodeList=localhost\n";
+  records = ParseScontrolJobs(text);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].job_name == "my job name");
+  CHECK(records[0].state == "RUNNING");
+  CHECK(records[1].state == "TIMEOUT");
+  CHECK(records[1].reason == "TimeLimit");
+  CHECK(records[1].exit == SlurmExit{0, 15});
+  CHECK(records[1].node_list == "localhost");
+}
+
+TEST_CASE("the controller's and accounting's error messages are recognised", "[slurm_verdict]") {
+  CHECK(IsInvalidJobIdError(Slurp(FixtureDir() / "scontrol_invalid_job_id.txt")));
+  CHECK_FALSE(
+      IsInvalidJobIdError("slurm_load_jobs error: Socket timed out on send/recv operation"));
+  CHECK(IsAccountingDisabledError(Slurp(FixtureDir() / "sacct_accounting_disabled.txt")));
+  CHECK_FALSE(IsAccountingDisabledError("sacct: error: slurmdbd: Connection refused"));
+}
+
+TEST_CASE("sacct rows parse with their steps and who cancelled", "[slurm_verdict]") {
+  std::vector<SlurmAcctRecord> rows = ParseSacct(Slurp(FixtureDir() / "failed" / "sacct.txt"));
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].id == "49");
+  CHECK(rows[0].step.empty());
+  CHECK(rows[0].state == "FAILED");
+  CHECK(rows[0].exit == SlurmExit{3, 0});
+  CHECK(rows[1].step == "batch");
+  CHECK(rows[3].id == "49.1");
+  CHECK(rows[3].step == "1");
+  CHECK(rows[3].name == "bash");
+
+  rows = ParseSacct(Slurp(FixtureDir() / "cancelled" / "sacct.txt"));
+  REQUIRE(!rows.empty());
+  CHECK(rows[0].state == "CANCELLED");
+  CHECK(rows[0].state_text == "CANCELLED by 0");
+  CHECK(rows[0].cancelled_by == "0");
+
+  rows = ParseSacct("5|COMPLETED|0:0|0:0|None|a|b|00:00:01|n1|name|with|bars\n");
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].name == "name|with|bars");
+}
+
+TEST_CASE("scontrol show config yields MinJobAge, KillWait and accounting", "[slurm_verdict]") {
+  SlurmConfigFacts facts = ParseSlurmConfig(Slurp(FixtureDir() / "scontrol_show_config.txt"));
+  CHECK(facts.min_job_age_seconds == 20);
+  CHECK(facts.kill_wait_seconds == 5);
+  CHECK(facts.accounting == true);
+  CHECK(facts.cluster_name == "trtllm-test");
+  facts = ParseSlurmConfig(Slurp(FixtureDir() / "scontrol_show_config_noacct.txt"));
+  CHECK(facts.min_job_age_seconds == 10);
+  CHECK(facts.accounting == false);
+  CHECK(facts.cluster_name == "trtllm-noacct");
+}
+
+TEST_CASE("slurm.conf itself yields the same facts, with Slurm's defaults", "[slurm_verdict]") {
+  // The noacct cluster's file as tests/services/slurm.sh writes it.
+  SlurmConfigFacts facts = ParseSlurmConfFile(Slurp(FixtureDir() / "slurm_noacct.conf"));
+  CHECK(facts.min_job_age_seconds == 10);
+  CHECK(facts.kill_wait_seconds == 5);
+  CHECK(facts.accounting == false);
+  CHECK(facts.cluster_name == "trtllm-noacct");
+  facts = ParseSlurmConfFile(
+      "clustername=x\n# MinJobAge=5\nACCOUNTINGSTORAGETYPE=accounting_storage/slurmdbd # dbd\n");
+  CHECK(facts.min_job_age_seconds == 300);
+  CHECK(facts.kill_wait_seconds == 30);
+  CHECK(facts.accounting == true);
+  CHECK(facts.cluster_name == "x");
+}
+
+TEST_CASE("Slurm durations convert to seconds", "[slurm_verdict]") {
+  CHECK(ParseSlurmDuration("5") == 300);
+  CHECK(ParseSlurmDuration("01:30") == 90);
+  CHECK(ParseSlurmDuration("02:00:00") == 7200);
+  CHECK(ParseSlurmDuration("1-00:00:00") == 86400);
+  CHECK(ParseSlurmDuration("2-3") == 2 * 86400 + 3 * 3600);
+  CHECK(!ParseSlurmDuration("UNLIMITED"));
+  CHECK(!ParseSlurmDuration("1:x"));
+}
+
+TEST_CASE("the job's own lines parse", "[slurm_verdict]") {
+  CHECK(ParseEndMarker("[trtllm-run] job finished with exit code 3") == 3);
+  CHECK(!ParseEndMarker("[trtllm-run] step run: exit code 3"));
+  std::optional<StepExitLine> step = ParseStepExitLine("[trtllm-run] step prepare: exit code 137");
+  REQUIRE(step);
+  CHECK(step->step == "prepare");
+  CHECK(step->exit_code == 137);
+  CHECK(!ParseStepExitLine("[trtllm-run] step run: started"));
+  std::optional<CancelLine> line = ParseCancelLine(
+      "slurmstepd-localhost: error: *** JOB 55 ON localhost CANCELLED AT 2026-11-29T12:39:23 DUE "
+      "TO TIME LIMIT ***");
+  REQUIRE(line);
+  CHECK(line->due_to == "TIME LIMIT");
+  line = ParseCancelLine("slurmstepd: error: *** JOB 9 ON n1 CANCELLED AT 2020-01-01T00:00:00 ***");
+  REQUIRE(line);
+  CHECK(line->due_to.empty());
+  line = ParseCancelLine("*** JOB 9 CANCELLED AT 2020-01-01T00:00:00 *** BY uid 1000");
+  REQUIRE(line);
+  CHECK(line->by == "1000");
+  CHECK(!ParseCancelLine("all good"));
+}
+
+// The verdict table on the captured cases, with every source of evidence and with the
+// sources a cluster may lack (no accounting; the controller purged the job).
+TEST_CASE("verdicts of the captured jobs", "[slurm_verdict]") {
+  struct Row {
+    const char* name;
+    bool controller;
+    bool accounting;
+    RunStatus status;
+    const char* reason_has;
+  };
+  const Row rows[] = {
+      {"passed", true, true, RunStatus::kPassed, "completed with exit code 0"},
+      {"passed", true, false, RunStatus::kPassed, "COMPLETED (scontrol)"},
+      {"passed", false, false, RunStatus::kPassed, "purged after MinJobAge"},
+      {"failed", true, true, RunStatus::kFailed, "failing step step1 (49.1, bash, FAILED 3:0)"},
+      {"failed", true, false, RunStatus::kFailed, "step step1: exit code 3"},
+      {"failed", false, false, RunStatus::kFailed, "finished with exit code 3"},
+      {"oom", true, true, RunStatus::kOutOfMemory, "exceeded memory limit"},
+      {"oom", true, false, RunStatus::kOutOfMemory, "exceeded memory limit"},
+      {"oom", false, false, RunStatus::kOutOfMemory, "exceeded memory limit"},
+      {"timeout", true, true, RunStatus::kTimeout, "TIMEOUT (sacct)"},
+      {"timeout", true, false, RunStatus::kTimeout, "TIMEOUT (scontrol)"},
+      {"timeout", false, false, RunStatus::kTimeout, "DUE TO TIME LIMIT"},
+      {"cancelled", true, true, RunStatus::kCancelled, "cancelled by uid 0 outside trtllm-run"},
+      {"cancelled", true, false, RunStatus::kCancelled, "CANCELLED (scontrol)"},
+      {"cancelled", false, false, RunStatus::kCancelled, "CANCELLED AT"},
+      {"cancelled_pending", true, true, RunStatus::kCancelled, "reason BeginTime"},
+      {"cancelled_pending", false, false, RunStatus::kError, "it wrote no output"},
+      {"noacct_passed", true, false, RunStatus::kPassed, "COMPLETED (scontrol)"},
+      {"noacct_passed", false, false, RunStatus::kPassed, "accounting is disabled"},
+      {"noacct_failed", true, false, RunStatus::kFailed, "exit code 7"},
+      {"noacct_failed", false, false, RunStatus::kFailed, "finished with exit code 7"},
+      // The hang case without trtllm-run's own action: someone else cancelled it.
+      {"hang", true, true, RunStatus::kCancelled, "outside trtllm-run"},
+  };
+  for (const Row& row : rows) {
+    INFO(row.name << " controller=" << row.controller << " accounting=" << row.accounting);
+    auto c = Load(row.name, row.controller, row.accounting);
+    if (!row.controller && row.name == std::string("cancelled_pending"))
+      c->evidence.log_exists = false;
+    RunResult result = JudgeSlurmJob(c->evidence);
+    INFO("reason: " << result.reason);
+    CHECK(RunStatusName(result.status) == std::string(RunStatusName(row.status)));
+    CHECK(result.reason.find(row.reason_has) != std::string::npos);
+    CHECK(result.details["job_id"] == c->evidence.job_id);
+  }
+}
+
+TEST_CASE("a FAILED pytest job names the failing test and the exit code", "[slurm_verdict]") {
+  auto c = Load("failed");
+  RunResult result = JudgeSlurmJob(c->evidence);
+  CHECK(result.status == RunStatus::kFailed);
+  CHECK(result.exit_code == 3);
+  CHECK(result.details["failing_step"].find("49.1") != std::string::npos);
+  CHECK(result.diagnosis.find("tests/a.py::test_x - AssertionError: boom") != std::string::npos);
+  CHECK(result.reason.find("failure pattern 'FAILED'") != std::string::npos);
+}
+
+TEST_CASE("OUT_OF_MEMORY from accounting states, as real clusters with cgroups report it",
+          "[slurm_verdict]") {
+  // On the test cluster (no cgroups) the OOM is only visible through slurmstepd's lines;
+  // with cgroups sacct reports the state. Both must give OUT_OF_MEMORY.
+  SlurmJobEvidence e;
+  e.job_id = "77";
+  e.accounting_available = true;
+  e.accounting = ParseSacct(
+      "77|OUT_OF_MEMORY|0:125|0:0|None|a|b|00:00:05|n1|job\n"
+      "77.batch|OUT_OF_MEMORY|0:125|||a|b|00:00:05|n1|batch\n"
+      "77.0|OUT_OF_MEMORY|0:125|||a|b|00:00:05|n1|python\n");
+  RunResult result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kOutOfMemory);
+  CHECK(result.diagnosis.find("educe the batch size") != std::string::npos);
+
+  // Only a step ran out of memory; the job itself is FAILED.
+  e.accounting = ParseSacct(
+      "78|FAILED|1:0|0:0|None|a|b|00:00:05|n1|job\n"
+      "78.0|OUT_OF_MEMORY|0:125|||a|b|00:00:05|n1|python\n");
+  e.job_id = "78";
+  CHECK(JudgeSlurmJob(e).status == RunStatus::kOutOfMemory);
+}
+
+TEST_CASE("node failures, preemption and boot failures are ERROR with the reason",
+          "[slurm_verdict]") {
+  for (const char* state : {"NODE_FAIL", "PREEMPTED", "BOOT_FAIL"}) {
+    SlurmJobEvidence e;
+    e.job_id = "90";
+    e.accounting_available = true;
+    e.accounting =
+        ParseSacct(std::string("90|") + state + "|0:0|0:0|NodeDown|a|b|00:10:00|n1|job\n");
+    RunResult result = JudgeSlurmJob(e);
+    INFO(state << ": " << result.reason);
+    CHECK(result.status == RunStatus::kError);
+    CHECK(result.reason.find(state) != std::string::npos);
+    CHECK(result.reason.find("NodeDown") != std::string::npos);
+    CHECK(!result.diagnosis.empty());
+  }
+  // Preemption as the job's output tells it, when the records are gone.
+  SlurmJobEvidence e;
+  e.job_id = "91";
+  e.purged = true;
+  e.log_exists = true;
+  e.cancel_line =
+      "slurmstepd: error: *** JOB 91 ON n1 CANCELLED AT 2026-01-01T00:00:00 DUE TO PREEMPTION ***";
+  RunResult result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kError);
+  CHECK(result.reason.find("PREEMPTION") != std::string::npos);
+}
+
+TEST_CASE("unknown or missing records are ERROR with the evidence, never PASSED",
+          "[slurm_verdict]") {
+  SlurmJobEvidence e;
+  e.job_id = "123";
+  e.purged = true;
+  RunResult result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kError);
+  CHECK(result.reason.find("purged after MinJobAge") != std::string::npos);
+  CHECK(result.reason.find("accounting is disabled") != std::string::npos);
+
+  // Last seen running, then gone; output without an end line.
+  SlurmJobRecord running;
+  running.job_id = "123";
+  running.state = "RUNNING";
+  e.controller = running;
+  e.log_exists = true;
+  e.log_bytes = 10;
+  result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kError);
+  CHECK(result.reason.find("no \"[trtllm-run] job finished") != std::string::npos);
+
+  // A state this version does not know is not a verdict.
+  e.purged = false;
+  running.state = "SOMETHING_NEW";
+  e.controller = running;
+  e.accounting_available = true;
+  e.accounting = ParseSacct("123|SOMETHING_NEW|0:0|0:0|None|a|b|c|n|j\n");
+  result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kError);
+  CHECK(result.reason.find("SOMETHING_NEW") != std::string::npos);
+
+  // Accounting that is empty while the controller is gone.
+  e.controller.reset();
+  e.purged = true;
+  e.accounting.clear();
+  result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kError);
+  CHECK(result.reason.find("accounting has no record") != std::string::npos);
+}
+
+TEST_CASE("trtllm-run's own actions decide once the job is confirmed gone", "[slurm_verdict]") {
+  auto c = Load("hang");
+  c->evidence.action = SlurmAction::kHang;
+  c->evidence.action_detail = c->evidence.hang_line;
+  c->evidence.action_confirmed = true;
+  RunResult result = JudgeSlurmJob(c->evidence);
+  CHECK(result.status == RunStatus::kHangDetected);
+  CHECK(result.reason.find("hang detected in rank 0") != std::string::npos);
+  CHECK(result.diagnosis.find("deadlock") != std::string::npos);
+
+  c->evidence.action = SlurmAction::kMonitorTimeout;
+  c->evidence.monitor_timeout_seconds = 5;
+  result = JudgeSlurmJob(c->evidence);
+  CHECK(result.status == RunStatus::kTimeout);
+  CHECK(result.reason.find("monitor_timeout_seconds=5") != std::string::npos);
+
+  c->evidence.action = SlurmAction::kUserCancel;
+  c->evidence.cancel_signal = SIGINT;
+  result = JudgeSlurmJob(c->evidence);
+  CHECK(result.status == RunStatus::kCancelled);
+  CHECK(result.user_interrupt);
+  CHECK(result.cancelled_by == "SIGINT");
+  CHECK(ExitCodeFor(result) == 130);
+
+  c->evidence.cancel_signal = SIGTERM;
+  result = JudgeSlurmJob(c->evidence);
+  CHECK(result.status == RunStatus::kCancelled);
+  CHECK_FALSE(result.user_interrupt);
+
+  // Not seen to end: never a clean verdict, and the job id to stop by hand.
+  c->evidence.action = SlurmAction::kHang;
+  c->evidence.action_confirmed = false;
+  c->evidence.action_problem = "still RUNNING 60 s after scancel";
+  result = JudgeSlurmJob(c->evidence);
+  CHECK(result.status == RunStatus::kError);
+  CHECK(result.reason.find("still RUNNING 60 s after scancel") != std::string::npos);
+  CHECK(result.diagnosis.find("scancel " + c->evidence.job_id) != std::string::npos);
+}
+
+TEST_CASE("an empty output file points at the .err file", "[slurm_verdict]") {
+  SlurmJobEvidence e;
+  e.job_id = "60";
+  e.log_exists = true;
+  e.log_bytes = 0;
+  e.err_file = "/w/x_60.err";
+  e.err_lines = {"pyxis: importing docker image: nvcr.io#nvidia/x:1", "pyxis: failed to import"};
+  SlurmJobRecord record;
+  record.job_id = "60";
+  record.state = "FAILED";
+  record.exit = SlurmExit{1, 0};
+  e.controller = record;
+  RunResult result = JudgeSlurmJob(e);
+  CHECK(result.status == RunStatus::kFailed);
+  CHECK(result.diagnosis.find("Empty output file") != std::string::npos);
+  CHECK(result.diagnosis.find("/w/x_60.err") != std::string::npos);
+  CHECK(result.diagnosis.find("pyxis: failed to import") != std::string::npos);
+}
