@@ -4,13 +4,17 @@
 #include <iostream>
 
 #include "cli.h"
+#include "trtllm_run/report.h"
 
 namespace trtllm_run::cli {
 
 int RunMain(int argc, char** argv) {
   po::options_description run_options("Run");
   run_options.add_options()("kill-grace", po::value<int>()->default_value(30),
-                            "seconds between SIGTERM and SIGKILL when a job is stopped");
+                            "seconds between SIGTERM and SIGKILL when a job is stopped")(
+      "json", po::bool_switch(),
+      "print result.json on stdout at the end; the job's output then goes to stderr")(
+      "junit", po::value<std::string>(), "also write the verdict as JUnit XML to FILE");
   po::options_description visible;
   visible.add(CaseOptions()).add(run_options).add(PluginOptions());
   po::variables_map vm;
@@ -29,7 +33,8 @@ int RunMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   RunOptions options;
-  options.terminal = &std::cout;
+  const bool json = vm["json"].as<bool>();
+  options.terminal = json ? &std::cerr : &std::cout;  // stdout stays pure JSON
   options.progress = &std::cerr;
   options.cancel = &cancel;
   options.kill_grace_seconds = kill_grace;
@@ -37,6 +42,11 @@ int RunMain(int argc, char** argv) {
   if (!result.ok()) return Fail("run", result.status());
   std::cout.flush();
   std::cerr << "\n" << FormatSummary(result.value()) << "\n";
+  if (vm.count("junit")) {
+    Status written = WriteJUnit(result.value(), vm["junit"].as<std::string>());
+    if (!written.ok()) std::cerr << "trtllm-run run: error: " << written.ToString() << "\n";
+  }
+  if (json) std::cout << ResultToJson(result.value()) << std::flush;
   return ExitCodeFor(result.value());
 }
 

@@ -9,6 +9,12 @@ namespace trtllm_run {
 
 Workflow::~Workflow() = default;
 Executor::~Executor() = default;
+
+Status Executor::Cancel(const JobSpec& spec, const ExecContext& /*context*/) {
+  return Status::ExecutionError("cancel is not supported by the " + Name() + " executor",
+                                "stop the job by hand; its work dir is " + spec.work_dir);
+}
+
 Scenario::~Scenario() = default;
 
 const char* Version() { return TRTLLM_RUN_VERSION_STRING; }

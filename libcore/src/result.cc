@@ -45,6 +45,8 @@ std::string ResultPath(const std::string& work_dir) {
 std::string FormatDuration(double seconds) {
   char buffer[64];
   if (!(seconds >= 0)) seconds = 0;
+  // result.json may hold any double; keep the conversion below defined (~31.7M years).
+  if (seconds > 1e15) seconds = 1e15;
   if (seconds < 60) {
     std::snprintf(buffer, sizeof(buffer), "%.1fs", seconds);
     return buffer;

@@ -52,6 +52,13 @@ class TRTLLM_RUN_API Executor {
   // RunResult with status ERROR and the evidence. Leaves no process or job running,
   // also when context.cancel fires.
   virtual RunResult Execute(const JobSpec& spec, const ExecContext& context) = 0;
+
+  // Stops, from another process, the job that an Execute() for `spec` started (what it
+  // recorded in <work_dir>/run_state.json, workdir.h), if any of it still runs. OK when
+  // nothing of the job is left running. Called by `trtllm-run cancel` after the
+  // supervising process was asked to stop and did not. Default: kExecutionError "not
+  // supported by this executor".
+  virtual Status Cancel(const JobSpec& spec, const ExecContext& context);
 };
 
 }  // namespace trtllm_run

@@ -12,7 +12,7 @@
 #include "trtllm_run/executor.h"
 #include "trtllm_run/workflow.h"
 
-#define TRTLLM_RUN_PLUGIN_API_VERSION 1
+#define TRTLLM_RUN_PLUGIN_API_VERSION 2  // 2: Executor::Cancel, Placement in Validate/Prepare
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

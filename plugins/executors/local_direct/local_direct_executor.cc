@@ -25,6 +25,7 @@
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
 
 namespace trtllm_run {
 namespace {
@@ -151,6 +152,26 @@ class LocalDirectExecutor : public Executor {
   }
 
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override;
+
+  // Stops the process group recorded in run_state.json (another process's run).
+  Status Cancel(const JobSpec& spec, const ExecContext& context) override {
+    Result<RunState> state = ReadRunState(spec.work_dir);
+    if (!state.ok()) {
+      if (state.status().code() == StatusCode::kNotFound) return Status::Ok();  // never ran
+      return state.status();
+    }
+    if (!state->host.empty() && state->host != HostName()) {
+      return Status::ExecutionError(
+          "local_direct: the job runs on host " + state->host + ", not here; cancel it there",
+          "run `trtllm-run cancel " + spec.work_dir + "` on " + state->host);
+    }
+    if (!StopRecordedProcessGroup(state->pgid, state->pid_start_time,
+                                  std::max(0, context.kill_grace_seconds))) {
+      return Status::ExecutionError("local_direct: process group " + std::to_string(state->pgid) +
+                                    " survived SIGKILL");
+    }
+    return Status::Ok();
+  }
 };
 
 // One run of a prepared job: the state of the supervision loop.
@@ -232,6 +253,15 @@ RunResult Run::Go() {
     return fail(spawned.status().ToString(), "the command could not be started; nothing ran");
   }
   child_ = std::move(spawned.value());
+  // For `trtllm-run status/attach/cancel` from another process (workdir.h).
+  RunState state = NewRunState(result_.scenario);
+  state.pid = child_->pid();
+  state.pgid = child_->pgid();
+  state.pid_start_time = ProcessStartTime(child_->pid());
+  state.log_file = spec_.log_file;
+  state.extra["kill_grace_seconds"] = std::to_string(std::max(0, context_.kill_grace_seconds));
+  Status saved = WriteRunState(spec_.work_dir, state);
+  if (!saved.ok()) result_.errors.push_back(saved.ToString());
 
   std::vector<std::string> patterns(kBuiltinPatterns, kBuiltinPatterns + kBuiltinCount);
   patterns.insert(patterns.end(), spec_.failure_patterns.begin(), spec_.failure_patterns.end());
@@ -339,6 +369,9 @@ RunResult Run::Go() {
   result_.details["pid"] = std::to_string(child_->pid());
   Progress(std::string(RunStatusName(result_.status)) + ": " + result_.reason);
   child_.reset();  // SIGKILLs anything left of the group (nothing, normally) and reaps
+  state.state = "finished";
+  saved = WriteRunState(spec_.work_dir, state);
+  if (!saved.ok()) result_.errors.push_back(saved.ToString());
   return result_;
 }
 

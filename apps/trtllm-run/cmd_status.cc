@@ -1,0 +1,430 @@
+// trtllm-run status / attach / cancel: a work dir seen later, from another process
+// (workdir.h: job_spec.json + run_state.json + result.json).
+#include <fcntl.h>
+#include <rapidjson/document.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "cli.h"
+#include "trtllm_run/docker_cli.h"
+#include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
+
+namespace trtllm_run::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Parses "<subcommand> [options] WORK_DIR". Returns an exit code when parsing ended the
+// command (--help, an error).
+std::optional<int> ParseWithWorkDir(const std::string& subcommand, int argc, char** argv,
+                                    const po::options_description& visible, po::variables_map* vm,
+                                    std::string* work_dir) {
+  po::options_description all;
+  all.add(visible).add_options()("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("work-dir", po::value<std::vector<std::string>>());
+  all.add(hidden);
+  po::positional_options_description positional;
+  positional.add("work-dir", -1);
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return UsageError(subcommand, e.what());
+  }
+  if (vm->count("help")) {
+    std::cout << "usage: trtllm-run " << subcommand << " [options] WORK_DIR\n\n" << visible << "\n";
+    return 0;
+  }
+  if (!vm->count("work-dir")) return UsageError(subcommand, "give the work dir: WORK_DIR");
+  const auto& dirs = (*vm)["work-dir"].as<std::vector<std::string>>();
+  if (dirs.size() > 1) {
+    return UsageError(subcommand, "one work dir only; unexpected '" + dirs[1] + "'");
+  }
+  std::error_code error;
+  *work_dir = std::filesystem::absolute(dirs[0], error).lexically_normal().string();
+  while (work_dir->size() > 1 && work_dir->back() == '/') work_dir->pop_back();
+  return std::nullopt;
+}
+
+Result<WorkDirInfo> Inspect(const std::string& work_dir) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(work_dir, error)) {
+    return Status::NotFound("work dir '" + work_dir + "' does not exist",
+                            "give a directory under <repo>/work_dirs/ made by trtllm-run");
+  }
+  Result<WorkDirInfo> info = InspectWorkDir(work_dir);
+  if (!info.ok()) {
+    return Status::InvalidInput(
+        "'" + work_dir + "' is not a trtllm-run work dir: " + info.status().message(),
+        "a work dir holds job_spec.json, written when a case is prepared");
+  }
+  return info;
+}
+
+std::uint64_t FileSize(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+// The last non-empty line of the file's last 8 KiB.
+std::string LastLogLine(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::uint64_t size = FileSize(path);
+  std::uint64_t start = size > 8192 ? size - 8192 : 0;
+  std::string text(static_cast<std::size_t>(size - start), '\0');
+  ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
+  ::close(fd);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.pop_back();
+  }
+  std::size_t newline = text.rfind('\n');
+  return newline == std::string::npos ? text : text.substr(newline + 1);
+}
+
+// What the engine says about the run's container, when there is one.
+std::string ContainerState(const WorkDirInfo& info) {
+  std::string name = info.state ? info.state->container_name : "";
+  if (name.empty()) name = info.spec.container_name;
+  if (name.empty()) return "";
+  std::string host = info.state ? info.state->container_engine : "";
+  return DockerContainerState(name, host);
+}
+
+std::string ContainerName(const WorkDirInfo& info) {
+  if (info.state && !info.state->container_name.empty()) return info.state->container_name;
+  return info.spec.container_name;
+}
+
+void Line(std::ostream& out, const std::string& label, const std::string& value) {
+  std::string head = label + ":";
+  head.resize(std::max<std::size_t>(head.size() + 1, 12), ' ');
+  out << head << value << "\n";
+}
+
+std::string StatusJson(const WorkDirInfo& info, const std::string& container_state) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.SetIndent(' ', 2);
+  auto str = [&](const char* key, const std::string& value) {
+    w.Key(key);
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  w.StartObject();
+  str("work_dir", info.work_dir);
+  str("phase", WorkDirPhaseName(info.phase));
+  str("scenario", info.spec.scenario);
+  str("log_file", info.log_file);
+  w.Key("log_bytes");
+  w.Uint64(FileSize(info.log_file));
+  w.Key("supervisor_alive");
+  w.Bool(info.supervisor_alive);
+  w.Key("job_process_alive");
+  w.Bool(info.job_process_alive);
+  w.Key("same_host");
+  w.Bool(info.same_host);
+  str("container_name", ContainerName(info));
+  str("container_state", container_state);
+  w.Key("job_id");
+  if (info.state && !info.state->job_id.empty()) {
+    w.String(info.state->job_id.c_str());
+  } else {
+    w.Null();
+  }
+  w.Key("result");
+  if (info.result) {
+    rapidjson::Document doc;
+    std::string text = ResultToJson(*info.result);
+    doc.Parse(text.c_str());
+    doc.Accept(w);
+  } else {
+    w.Null();
+  }
+  w.Key("problems");
+  w.StartArray();
+  for (const std::string& problem : info.problems) w.String(problem.c_str());
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+// Prints the new bytes of the log (switching files when run_state.json names another).
+class LogPump {
+ public:
+  explicit LogPump(std::ostream* out) : out_(out) {}
+  void Pump(const std::string& path) {
+    if (path != path_) {
+      path_ = path;
+      offset_ = 0;
+    }
+    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    std::uint64_t size = FileSize(path_);
+    if (size < offset_) offset_ = 0;  // truncated: read it again
+    char buffer[65536];
+    while (true) {
+      ssize_t n = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(offset_));
+      if (n <= 0) break;
+      out_->write(buffer, n);
+      offset_ += static_cast<std::uint64_t>(n);
+    }
+    out_->flush();
+    ::close(fd);
+  }
+
+ private:
+  std::ostream* out_;
+  std::string path_;
+  std::uint64_t offset_ = 0;
+};
+
+int GraceOf(const WorkDirInfo& info, int fallback) {
+  if (!info.state) return fallback;
+  auto it = info.state->extra.find("kill_grace_seconds");
+  if (it == info.state->extra.end()) return fallback;
+  try {
+    return std::stoi(it->second);
+  } catch (const std::exception&) {
+    return fallback;
+  }
+}
+
+}  // namespace
+
+int StatusMain(int argc, char** argv) {
+  po::options_description options("Status");
+  options.add_options()("json", po::bool_switch(),
+                        "print a JSON object (phase, run state, result) instead of text");
+  po::variables_map vm;
+  std::string work_dir;
+  if (auto done = ParseWithWorkDir("status", argc, argv, options, &vm, &work_dir)) return *done;
+  Result<WorkDirInfo> inspected = Inspect(work_dir);
+  if (!inspected.ok()) return Fail("status", inspected.status());
+  const WorkDirInfo& info = inspected.value();
+  std::string container_state;
+  if (info.phase == WorkDirPhase::kRunning || info.phase == WorkDirPhase::kAbandoned) {
+    if (info.same_host) container_state = ContainerState(info);
+  }
+  if (vm["json"].as<bool>()) {
+    std::cout << StatusJson(info, container_state);
+    return 0;
+  }
+  std::ostream& out = std::cout;
+  Line(out, "work dir", info.work_dir);
+  Line(out, "scenario",
+       info.spec.scenario + " (" + info.spec.workflow_type + ", model " + info.spec.model_name +
+           ")");
+  Line(out, "state", WorkDirPhaseName(info.phase));
+  for (const std::string& problem : info.problems) Line(out, "warning", problem);
+  if (info.phase == WorkDirPhase::kFinished) {
+    out << FormatSummary(*info.result) << "\n";
+    return 0;
+  }
+  if (info.phase == WorkDirPhase::kNotStarted) {
+    Line(out, "detail", "job_spec.json only: prepared (trtllm-run plan) or not started yet");
+    return 0;
+  }
+  const RunState& state = *info.state;
+  if (!info.same_host) {
+    Line(out, "supervisor",
+         "pid " + std::to_string(state.supervisor_pid) + " on host " + state.host +
+             " (another host: not checked from here)");
+  } else {
+    Line(out, "supervisor",
+         "pid " + std::to_string(state.supervisor_pid) +
+             (info.supervisor_alive ? " alive" : " gone"));
+    if (state.pid > 0) {
+      Line(out, "process",
+           "pid " + std::to_string(state.pid) + (info.job_process_alive ? " alive" : " gone"));
+    }
+  }
+  if (!ContainerName(info).empty()) {
+    Line(out, "container",
+         ContainerName(info) + (container_state.empty() ? "" : " (" + container_state + ")"));
+  }
+  if (!state.job_id.empty()) Line(out, "job id", state.job_id);
+  if (!state.started_at.empty()) Line(out, "started", state.started_at);
+  if (!state.state.empty()) Line(out, "run state", state.state);
+  Line(out, "log file", info.log_file + " (" + std::to_string(FileSize(info.log_file)) + " bytes)");
+  std::string last = LastLogLine(info.log_file);
+  if (!last.empty()) Line(out, "last line", last);
+  if (info.phase == WorkDirPhase::kAbandoned) {
+    Line(out, "detail",
+         "the supervising trtllm-run is gone and wrote no result.json; `trtllm-run cancel " +
+             info.work_dir + "` stops what is left");
+  }
+  return 0;
+}
+
+int AttachMain(int argc, char** argv) {
+  po::options_description options("Attach");
+  options.add_options()("json", po::bool_switch(),
+                        "print result.json on stdout at the end; the log goes to stderr")(
+      "wait-start", po::value<double>()->default_value(10),
+      "seconds to wait for a run that has not started yet (no run_state.json)")(
+      "poll", po::value<double>()->default_value(0.25), "seconds between looks at the log");
+  po::variables_map vm;
+  std::string work_dir;
+  if (auto done = ParseWithWorkDir("attach", argc, argv, options, &vm, &work_dir)) return *done;
+  const bool json = vm["json"].as<bool>();
+  const double poll = std::max(0.01, vm["poll"].as<double>());
+  std::ostream* log_out = json ? &std::cerr : &std::cout;
+
+  CancellationToken cancel;
+  ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
+  Clock::time_point began = Clock::now();
+  LogPump pump(log_out);
+  while (true) {
+    Result<WorkDirInfo> inspected = Inspect(work_dir);
+    if (!inspected.ok()) return Fail("attach", inspected.status());
+    const WorkDirInfo& info = inspected.value();
+    if (info.phase == WorkDirPhase::kNotStarted) {
+      if (Seconds(Clock::now() - began) >= vm["wait-start"].as<double>()) {
+        return Fail("attach", Status::InvalidInput(
+                                  "nothing runs in " + work_dir +
+                                      ": it has no run_state.json and no result.json",
+                                  "prepared with `trtllm-run plan`? run it with `trtllm-run run`"));
+      }
+    } else {
+      pump.Pump(info.log_file);
+      if (info.phase == WorkDirPhase::kFinished) {
+        std::cerr << "\n" << FormatSummary(*info.result) << "\n";
+        if (json) std::cout << ResultToJson(*info.result) << std::flush;
+        return ExitCodeFor(*info.result);
+      }
+      if (info.phase == WorkDirPhase::kAbandoned) {
+        // The supervisor may have written result.json just after we looked.
+        Result<WorkDirInfo> again = Inspect(work_dir);
+        if (again.ok() && again->phase == WorkDirPhase::kFinished) continue;
+        std::cerr << "trtllm-run attach: error: the supervising trtllm-run (pid "
+                  << info.state->supervisor_pid << ") of " << work_dir
+                  << " ended without writing result.json; the verdict is unknown\n"
+                  << "  hint: `trtllm-run status " << work_dir
+                  << "` shows what is left; `trtllm-run cancel " << work_dir << "` stops it\n";
+        return kExitError;
+      }
+    }
+    if (cancel.cancelled()) {
+      std::cerr << "\ntrtllm-run attach: detached; the job keeps running (`trtllm-run cancel "
+                << work_dir << "` stops it)\n";
+      return kExitUserInterrupt;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(poll * 1000)));
+  }
+}
+
+int CancelMain(int argc, char** argv) {
+  po::options_description options("Cancel");
+  options.add_options()("kill-grace", po::value<int>()->default_value(10),
+                        "seconds between the stop request and the kill, when trtllm-run stops "
+                        "the job itself")(
+      "wait", po::value<double>(),
+      "seconds to wait for the supervising trtllm-run to stop the job and write its verdict "
+      "(default: its kill grace + 30)");
+  options.add(PluginOptions());
+  po::variables_map vm;
+  std::string work_dir;
+  if (auto done = ParseWithWorkDir("cancel", argc, argv, options, &vm, &work_dir)) return *done;
+  int kill_grace = vm["kill-grace"].as<int>();
+  if (kill_grace < 0) return UsageError("cancel", "--kill-grace must be >= 0");
+
+  Result<WorkDirInfo> inspected = Inspect(work_dir);
+  if (!inspected.ok()) return Fail("cancel", inspected.status());
+  WorkDirInfo info = inspected.value();
+  if (info.phase == WorkDirPhase::kFinished) {
+    std::cout << "nothing to cancel: " << work_dir
+              << " already finished: " << RunStatusName(info.result->status) << "\n";
+    return 0;
+  }
+  if (info.phase == WorkDirPhase::kNotStarted) {
+    std::cout << "nothing to cancel: nothing was started in " << work_dir << "\n";
+    return 0;
+  }
+  if (!info.same_host) {
+    return Fail("cancel", Status::ExecutionError(
+                              "the job of " + work_dir + " is supervised on host " +
+                                  info.state->host + ", not on " + HostName(),
+                              "run `trtllm-run cancel " + work_dir + "` on " + info.state->host));
+  }
+
+  // 1. Ask the supervising trtllm-run to stop the job: it cancels as on Ctrl-C and
+  //    writes the verdict.
+  if (info.supervisor_alive) {
+    int supervisor = info.state->supervisor_pid;
+    double wait = vm.count("wait") ? vm["wait"].as<double>() : GraceOf(info, 30) + 30.0;
+    std::cerr << "trtllm-run cancel: asking trtllm-run (pid " << supervisor
+              << ") to stop the job (SIGTERM); waiting up to " << wait << "s\n";
+    ::kill(supervisor, SIGTERM);
+    Clock::time_point end =
+        Clock::now() + std::chrono::milliseconds(static_cast<long long>(wait * 1000));
+    while (Clock::now() < end) {
+      Result<WorkDirInfo> now = Inspect(work_dir);
+      if (now.ok() && (now->phase == WorkDirPhase::kFinished || !now->supervisor_alive)) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // 2. Whatever the supervisor did: the executor stops what is left of the job.
+  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
+  if (!runtime.ok()) return Fail("cancel", runtime.status());
+  Status stopped = Status::Ok();
+  Result<std::shared_ptr<Executor>> executor =
+      runtime.value()->registry().CreateExecutor(info.spec.scenario);
+  if (!executor.ok()) {
+    stopped = executor.status();
+  } else {
+    std::unique_ptr<Scenario> scenario = MakeLocalScenario();
+    CancellationToken token;
+    ExecContext context;
+    context.scenario = scenario.get();
+    context.cancel = &token;
+    context.progress = &std::cerr;
+    context.kill_grace_seconds = kill_grace;
+    stopped = executor.value()->Cancel(info.spec, context);
+  }
+
+  // 3. The verdict: the supervisor's, else CANCELLED written here.
+  Result<WorkDirInfo> final_info = Inspect(work_dir);
+  if (final_info.ok() && final_info->result) {
+    std::cout << "cancelled: " << work_dir << ": " << RunStatusName(final_info->result->status)
+              << " (" << final_info->result->reason << ")\n";
+  } else if (stopped.ok()) {
+    RunResult result;
+    result.status = RunStatus::kCancelled;
+    result.cancelled_by = "trtllm-run cancel";
+    result.reason = "cancelled with `trtllm-run cancel`; the supervising trtllm-run (pid " +
+                    std::to_string(info.state->supervisor_pid) +
+                    ") had ended without a verdict, so the job was stopped directly";
+    result.workflow_type = info.spec.workflow_type;
+    result.scenario = info.spec.scenario;
+    result.model_name = info.spec.model_name;
+    result.command = info.spec.direct_cmd;
+    result.work_dir = info.work_dir;
+    result.log_file = info.log_file;
+    result.monitor_timeout_seconds = info.spec.monitor_timeout_seconds;
+    result.started_at = info.state->started_at;
+    result.finished_at = NowIso8601();
+    if (!ContainerName(info).empty()) result.details["container_name"] = ContainerName(info);
+    if (!info.state->job_id.empty()) result.details["job_id"] = info.state->job_id;
+    Status written = WriteResult(result);
+    if (!written.ok()) return Fail("cancel", written);
+    std::cout << "cancelled: " << work_dir << ": CANCELLED (" << result.reason << ")\n";
+  }
+  if (!stopped.ok()) return Fail("cancel", stopped);
+  return 0;
+}
+
+}  // namespace trtllm_run::cli

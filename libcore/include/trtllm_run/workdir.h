@@ -1,0 +1,110 @@
+// A work dir seen later, from another process: what runs there, and how to stop it.
+//
+// Contract with executors: while Execute() runs, the executor keeps
+// <work_dir>/run_state.json up to date (written atomically): who supervises the job
+// (this process), what it started (a process group, a container, a Slurm job) and where
+// the log is. result.json (result.h) is the end of the story: once it exists the run is
+// over, whatever run_state.json says. `trtllm-run status / attach / cancel` read both.
+//
+// run_state.json keys (all optional except scenario):
+//   scenario, state ("starting" | "running" | "stopping" | "finished"), host,
+//   supervisor_pid, supervisor_start_time, pid, pgid, pid_start_time, container_name,
+//   container_engine, job_id, log_file, started_at, updated_at, plus any string keys in
+//   `extra`. Process start times are /proc/<pid>/stat field 22 (clock ticks since boot):
+//   with the pid they identify a process even after its pid is reused.
+#ifndef TRTLLM_RUN_WORKDIR_H_
+#define TRTLLM_RUN_WORKDIR_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/export.h"
+#include "trtllm_run/job_spec.h"
+#include "trtllm_run/result.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+struct RunState {
+  std::string scenario;
+  std::string state = "running";
+  std::string host;        // gethostname() of the supervisor
+  int supervisor_pid = 0;  // the process running Execute(); 0: unknown
+  std::uint64_t supervisor_start_time = 0;
+  int pid = 0;   // the job's main process on `host` (local executors); 0: none
+  int pgid = 0;  // its process group; 0: none
+  std::uint64_t pid_start_time = 0;
+  std::string container_name;    // local_docker
+  std::string container_engine;  // DOCKER_HOST the container runs on; empty: default
+  std::string job_id;            // Slurm executors
+  std::string log_file;          // when it differs from job_spec.json (e.g. %j expanded)
+  std::string started_at;        // ISO 8601 UTC
+  std::string updated_at;
+  std::map<std::string, std::string> extra;
+};
+
+// "<work_dir>/run_state.json".
+TRTLLM_RUN_API std::string RunStatePath(const std::string& work_dir);
+
+// A RunState for the calling process as supervisor: scenario, host, supervisor pid and
+// start time, started_at/updated_at now.
+TRTLLM_RUN_API RunState NewRunState(const std::string& scenario);
+
+// Writes run_state.json atomically (sets updated_at).
+TRTLLM_RUN_API Status WriteRunState(const std::string& work_dir, RunState state);
+
+// kNotFound when the file does not exist; kInvalidInput naming the file when it is not a
+// run state.
+TRTLLM_RUN_API Result<RunState> ReadRunState(const std::string& work_dir);
+
+// Start time of a live process (/proc/<pid>/stat field 22), or 0 when it does not exist
+// or is a zombie.
+TRTLLM_RUN_API std::uint64_t ProcessStartTime(int pid);
+
+// True when `pid` is alive, not a zombie, and (when start_time is not 0) started at
+// `start_time`: the same process, not a reuse of its pid.
+TRTLLM_RUN_API bool SameProcessAlive(int pid, std::uint64_t start_time);
+
+// Stops the process group `pgid` that a run state recorded (leader start time
+// `leader_start_time`): SIGTERM (and SIGCONT), then SIGKILL after `grace_seconds`. Leaves
+// alone a group whose leader pid now belongs to another process. Returns true when no
+// process of the recorded group is left.
+TRTLLM_RUN_API bool StopRecordedProcessGroup(int pgid, std::uint64_t leader_start_time,
+                                             double grace_seconds);
+
+// The host name of this machine.
+TRTLLM_RUN_API std::string HostName();
+
+enum class WorkDirPhase {
+  kNotStarted,  // job_spec.json only (`trtllm-run plan`, or Execute not reached yet)
+  kRunning,     // run_state.json with a live supervisor (or one on another host)
+  kAbandoned,   // run_state.json, but its supervisor is gone and no result.json exists
+  kFinished,    // result.json exists
+};
+
+TRTLLM_RUN_API const char* WorkDirPhaseName(WorkDirPhase phase);  // "not started", ...
+
+// Everything the work dir tells without asking any engine or scheduler.
+struct WorkDirInfo {
+  std::string work_dir;  // absolute
+  WorkDirPhase phase = WorkDirPhase::kNotStarted;
+  JobSpec spec;
+  std::optional<RunState> state;
+  std::optional<RunResult> result;
+  bool same_host = true;          // run_state.host is this host (pids are meaningful)
+  bool supervisor_alive = false;  // only meaningful when same_host
+  bool job_process_alive = false;
+  std::string log_file;               // run_state.log_file, else job_spec.json's
+  std::vector<std::string> problems;  // unreadable run_state.json, ...
+};
+
+// Reads job_spec.json (required: kNotFound/kInvalidInput naming the file when it is not
+// a work dir), result.json and run_state.json, and checks the recorded processes.
+TRTLLM_RUN_API Result<WorkDirInfo> InspectWorkDir(const std::string& work_dir);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_WORKDIR_H_

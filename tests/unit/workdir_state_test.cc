@@ -1,0 +1,183 @@
+// run_state.json and InspectWorkDir: the contract executors write and status/attach/
+// cancel read, checked against real processes.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
+
+namespace trtllm_run {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ScratchWorkDir {
+ public:
+  ScratchWorkDir() {
+    char pattern[] = "/tmp/workdir_state_test_XXXXXX";
+    REQUIRE(::mkdtemp(pattern) != nullptr);
+    path_ = pattern;
+    JobSpec spec;
+    spec.scenario = "local_direct";
+    spec.work_dir = path_;
+    spec.log_file = path_ + "/m_local.log";
+    REQUIRE(WriteJobSpec(spec).ok());
+  }
+  ~ScratchWorkDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+TEST_CASE("RunState round-trips through run_state.json", "[workdir]") {
+  ScratchWorkDir dir;
+  RunState state = NewRunState("local_docker");
+  CHECK(state.supervisor_pid == ::getpid());
+  CHECK(state.supervisor_start_time == ProcessStartTime(::getpid()));
+  CHECK(state.host == HostName());
+  state.pid = 12;
+  state.pgid = 12;
+  state.pid_start_time = 99;
+  state.container_name = "m_auto_test_1_abc";
+  state.container_engine = "unix:///tmp/d.sock";
+  state.job_id = "4242";
+  state.log_file = dir.path() + "/m_4242.out";
+  state.extra["kill_grace_seconds"] = "7";
+  REQUIRE(WriteRunState(dir.path(), state).ok());
+  Result<RunState> back = ReadRunState(dir.path());
+  REQUIRE(back.ok());
+  CHECK(back->scenario == "local_docker");
+  CHECK(back->state == "running");
+  CHECK(back->supervisor_pid == state.supervisor_pid);
+  CHECK(back->supervisor_start_time == state.supervisor_start_time);
+  CHECK(back->pid == 12);
+  CHECK(back->pgid == 12);
+  CHECK(back->pid_start_time == 99);
+  CHECK(back->container_name == "m_auto_test_1_abc");
+  CHECK(back->container_engine == "unix:///tmp/d.sock");
+  CHECK(back->job_id == "4242");
+  CHECK(back->log_file == state.log_file);
+  CHECK(back->extra == std::map<std::string, std::string>{{"kill_grace_seconds", "7"}});
+  CHECK_FALSE(back->updated_at.empty());
+}
+
+TEST_CASE("ReadRunState: absent is kNotFound, garbage names the file", "[workdir]") {
+  ScratchWorkDir dir;
+  CHECK(ReadRunState(dir.path()).status().code() == StatusCode::kNotFound);
+  std::ofstream(RunStatePath(dir.path())) << "{\"scenario\": 3}";
+  Result<RunState> bad = ReadRunState(dir.path());
+  CHECK(bad.status().code() == StatusCode::kInvalidInput);
+  CHECK_THAT(bad.status().ToString(), Catch::Contains("run_state.json"));
+}
+
+TEST_CASE("ProcessStartTime / SameProcessAlive tell a live process from a dead pid", "[workdir]") {
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  std::uint64_t start = ProcessStartTime(child);
+  CHECK(start > 0);
+  CHECK(SameProcessAlive(child, start));
+  CHECK(SameProcessAlive(child, 0));
+  CHECK_FALSE(SameProcessAlive(child, start + 1));  // a reuse of the pid would differ
+  ::kill(child, SIGKILL);
+  // A zombie counts as gone.
+  for (int i = 0; i < 100 && ProcessStartTime(child) != 0; ++i) ::usleep(10000);
+  CHECK(ProcessStartTime(child) == 0);
+  ::waitpid(child, nullptr, 0);
+  CHECK_FALSE(SameProcessAlive(child, start));
+}
+
+TEST_CASE("InspectWorkDir: not started, running, abandoned, finished", "[workdir]") {
+  ScratchWorkDir dir;
+  Result<WorkDirInfo> info = InspectWorkDir(dir.path());
+  REQUIRE(info.ok());
+  CHECK(info->phase == WorkDirPhase::kNotStarted);
+
+  RunState state = NewRunState("local_direct");  // this test process supervises
+  REQUIRE(WriteRunState(dir.path(), state).ok());
+  info = InspectWorkDir(dir.path());
+  REQUIRE(info.ok());
+  CHECK(info->phase == WorkDirPhase::kRunning);
+  CHECK(info->supervisor_alive);
+  CHECK(info->log_file == dir.path() + "/m_local.log");
+
+  state.supervisor_start_time += 1;  // "the supervisor" is now a different process
+  REQUIRE(WriteRunState(dir.path(), state).ok());
+  info = InspectWorkDir(dir.path());
+  REQUIRE(info.ok());
+  CHECK(info->phase == WorkDirPhase::kAbandoned);
+
+  state.host = "some-other-host";  // pids mean nothing there: assume it runs
+  REQUIRE(WriteRunState(dir.path(), state).ok());
+  info = InspectWorkDir(dir.path());
+  REQUIRE(info.ok());
+  CHECK(info->phase == WorkDirPhase::kRunning);
+  CHECK_FALSE(info->same_host);
+
+  RunResult result;
+  result.status = RunStatus::kFailed;
+  result.work_dir = dir.path();
+  REQUIRE(WriteResult(result).ok());
+  info = InspectWorkDir(dir.path());
+  REQUIRE(info.ok());
+  CHECK(info->phase == WorkDirPhase::kFinished);
+  CHECK(info->result->status == RunStatus::kFailed);
+  CHECK(std::string(WorkDirPhaseName(info->phase)) == "finished");
+}
+
+TEST_CASE("InspectWorkDir: a directory without job_spec.json is not a work dir", "[workdir]") {
+  char pattern[] = "/tmp/workdir_state_test_XXXXXX";
+  REQUIRE(::mkdtemp(pattern) != nullptr);
+  Result<WorkDirInfo> info = InspectWorkDir(pattern);
+  CHECK_FALSE(info.ok());
+  CHECK_THAT(info.status().ToString(), Catch::Contains("job_spec.json"));
+  ::rmdir(pattern);
+}
+
+TEST_CASE("StopRecordedProcessGroup stops the group, spares a reused pid", "[workdir]") {
+  // The pipe's write end closes on exec: reading EOF means the child runs `sleep` with
+  // SIGTERM ignored (before that, it is a copy of this test process and its handlers).
+  int sync_pipe[2];
+  REQUIRE(::pipe2(sync_pipe, O_CLOEXEC) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::setpgid(0, 0);
+    ::signal(SIGTERM, SIG_IGN);  // needs the SIGKILL after the grace period
+    ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::setpgid(child, child);
+  ::close(sync_pipe[1]);
+  char byte;
+  while (::read(sync_pipe[0], &byte, 1) > 0) {
+  }
+  ::close(sync_pipe[0]);
+  std::uint64_t start = ProcessStartTime(child);
+  REQUIRE(start > 0);
+  // A different start time: not the recorded process; nothing is signalled.
+  CHECK(StopRecordedProcessGroup(child, start + 1, 0.2));
+  CHECK(ProcessStartTime(child) == start);
+  CHECK(StopRecordedProcessGroup(child, start, 0.2));
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  CHECK(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+}
+
+}  // namespace
+}  // namespace trtllm_run
