@@ -6,8 +6,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <utility>
 
 namespace trtllm_run {
@@ -30,38 +35,127 @@ const LowerTable kLower;
 
 inline unsigned char Lower(char c) { return kLower.map[static_cast<unsigned char>(c)]; }
 
+// How common a byte is in job logs (English text, numbers, paths, Python and C++ output),
+// letters counted in both cases: roughly the percentage of bytes. The search filters on
+// the two rarest bytes of a pattern, so that few positions need a full comparison.
+struct ByteCommonness {
+  std::array<std::uint8_t, 256> score;
+  ByteCommonness() {
+    score.fill(3);                                       // other ASCII punctuation
+    for (int c = 0; c < 32; ++c) score[c] = 1;           // control bytes
+    for (int c = 128; c < 256; ++c) score[c] = 2;        // UTF-8 sequences
+    for (int c = '0'; c <= '9'; ++c) score[c] = 40;      // digits
+    const char* letters = "etaoinshrdlcumwfgypbvkjxqz";  // English, most common first
+    const std::uint8_t letter_score[26] = {127, 91, 82, 75, 70, 67, 63, 61, 60, 43, 40, 28, 28,
+                                           24,  24, 22, 20, 20, 19, 15, 10, 8,  2,  2,  1,  1};
+    for (int i = 0; i < 26; ++i) {
+      score[static_cast<unsigned char>(letters[i])] = letter_score[i];
+      score[static_cast<unsigned char>(letters[i] - 'a' + 'A')] = letter_score[i];
+    }
+    score[' '] = 160;
+    for (char c : {'.', '/', '_', '-', ':', ',', '=', '\n'})
+      score[static_cast<unsigned char>(c)] = 25;
+    for (char c : {'[', ']', '(', ')', '\'', '"', '\t'}) score[static_cast<unsigned char>(c)] = 10;
+  }
+};
+const ByteCommonness kCommonness;
+
+// One byte of a pattern as the filter tests it: a text byte b matches when
+// (b | fold) == value. fold is 0x20 for letters (so 'G' and 'g' both give 'g'), else 0.
+struct FilterByte {
+  std::size_t offset;
+  unsigned char fold;
+  unsigned char value;
+};
+
+FilterByte MakeFilterByte(const std::string& needle, std::size_t offset) {
+  unsigned char c = static_cast<unsigned char>(needle[offset]);  // lower-case already
+  bool letter = c >= 'a' && c <= 'z';
+  return FilterByte{offset, static_cast<unsigned char>(letter ? 0x20 : 0), c};
+}
+
+inline bool FilterMatches(const FilterByte& f, const char* at) {
+  return (static_cast<unsigned char>(at[f.offset]) | f.fold) == f.value;
+}
+
+// needle (lower-case) equals the m bytes at `at`, ignoring ASCII case.
+inline bool EqualsCaseless(const char* at, const std::string& needle) {
+  for (std::size_t k = 0; k < needle.size(); ++k) {
+    if (Lower(at[k]) != static_cast<unsigned char>(needle[k])) return false;
+  }
+  return true;
+}
+
 // The first position of `needle` (already lower-case, non-empty) in `hay`, ignoring ASCII
-// case, or npos. Candidates for the first byte are found with memchr for each of its two
-// cases; the rest is compared through the table.
+// case, or npos. Candidates are the positions where the pattern's two rarest bytes (see
+// ByteCommonness) both match, 16 positions at a time with SSE2 where available; each
+// candidate is then compared in full.
 std::size_t FindCaseless(std::string_view hay, const std::string& needle) {
-  const std::size_t m = needle.size();
-  if (hay.size() < m) return std::string_view::npos;
-  const unsigned char lo = static_cast<unsigned char>(needle[0]);
-  const unsigned char up =
-      (lo >= 'a' && lo <= 'z') ? static_cast<unsigned char>(lo - 'a' + 'A') : lo;
-  const char* base = hay.data();
-  const std::size_t last = hay.size() - m;  // last possible start
   constexpr std::size_t npos = std::string_view::npos;
-  auto find = [&](unsigned char c, std::size_t from) -> std::size_t {
-    if (from > last) return npos;
-    const void* p = ::memchr(base + from, c, last - from + 1);
-    return p ? static_cast<std::size_t>(static_cast<const char*>(p) - base) : npos;
-  };
-  // The next candidate of each case; only the one consumed is searched again.
-  std::size_t next_lo = find(lo, 0);
-  std::size_t next_up = lo == up ? npos : find(up, 0);
-  while (true) {
-    std::size_t candidate = std::min(next_lo, next_up);
-    if (candidate == npos) return npos;
-    std::size_t k = 1;
-    while (k < m && Lower(base[candidate + k]) == static_cast<unsigned char>(needle[k])) ++k;
-    if (k == m) return candidate;
-    if (candidate == next_lo) {
-      next_lo = find(lo, candidate + 1);
-    } else {
-      next_up = find(up, candidate + 1);
+  const std::size_t m = needle.size();
+  if (hay.size() < m) return npos;
+  std::size_t rare1 = 0;
+  for (std::size_t k = 1; k < m; ++k) {
+    if (kCommonness.score[static_cast<unsigned char>(needle[k])] <
+        kCommonness.score[static_cast<unsigned char>(needle[rare1])]) {
+      rare1 = k;
     }
   }
+  std::size_t rare2 = rare1 == 0 ? (m > 1 ? 1 : 0) : 0;
+  for (std::size_t k = 0; k < m; ++k) {
+    if (k != rare1 && kCommonness.score[static_cast<unsigned char>(needle[k])] <
+                          kCommonness.score[static_cast<unsigned char>(needle[rare2])]) {
+      rare2 = k;
+    }
+  }
+  const FilterByte f1 = MakeFilterByte(needle, rare1);
+  const FilterByte f2 = MakeFilterByte(needle, rare2);
+  const char* base = hay.data();
+  const std::size_t last = hay.size() - m;  // last possible start
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  // Block starts i..i+15 are tested at once; the loads read hay[i + offset .. + 15], so
+  // blocks run while i + max(offset) + 16 <= hay.size(); the rest is done one by one.
+  const std::size_t reach = std::max(f1.offset, f2.offset) + 16;
+  if (hay.size() >= reach) {
+    const __m128i fold1 = _mm_set1_epi8(static_cast<char>(f1.fold));
+    const __m128i value1 = _mm_set1_epi8(static_cast<char>(f1.value));
+    const __m128i fold2 = _mm_set1_epi8(static_cast<char>(f2.fold));
+    const __m128i value2 = _mm_set1_epi8(static_cast<char>(f2.value));
+    auto block_hits = [&](std::size_t at) {
+      __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + at + f1.offset));
+      __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(base + at + f2.offset));
+      return _mm_and_si128(_mm_cmpeq_epi8(_mm_or_si128(a, fold1), value1),
+                           _mm_cmpeq_epi8(_mm_or_si128(b, fold2), value2));
+    };
+    const std::size_t block_end = hay.size() - reach;  // last block start
+    for (; i <= block_end; i += 16) {
+      // Two blocks per test while both fit: one branch per 32 positions.
+      if (i + 16 <= block_end) {
+        __m128i first = block_hits(i);
+        __m128i second = block_hits(i + 16);
+        if (_mm_movemask_epi8(_mm_or_si128(first, second)) == 0) {
+          i += 16;
+          continue;
+        }
+      }
+      unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(block_hits(i)));
+      while (mask != 0) {
+        std::size_t candidate = i + static_cast<std::size_t>(__builtin_ctz(mask));
+        if (candidate > last) return npos;
+        if (EqualsCaseless(base + candidate, needle)) return candidate;
+        mask &= mask - 1;
+      }
+    }
+  }
+#endif
+  for (; i <= last; ++i) {
+    if (FilterMatches(f1, base + i) && FilterMatches(f2, base + i) &&
+        EqualsCaseless(base + i, needle)) {
+      return i;
+    }
+  }
+  return npos;
 }
 
 void StripCarriageReturn(std::string* line) {

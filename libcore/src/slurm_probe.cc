@@ -300,6 +300,7 @@ std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text) {
       partition.name.pop_back();
       partition.default_marked = true;
     }
+    if (partition.name.empty()) continue;  // a line "*|..." names no partition
     if (fields.size() > 1) partition.state = fields[1];
     if (fields.size() > 2) partition.time_limit = fields[2];
     if (fields.size() > 3) {

@@ -472,7 +472,19 @@ class PytestWorkflow : public Workflow {
   bool Claims(const CaseRequest& request) const override { return request.test_cmd.has_value(); }
 
   Result<JobPlan> Plan(const CaseRequest& request) const override {
-    return IsPerfSanity(request) ? PlanPerfSanity(request) : PlanPytest(request);
+    if (!IsPerfSanity(request)) return PlanPytest(request);
+    // A config of the wrong shape (a scalar where a mapping or list belongs) makes
+    // yaml-cpp throw from inside the planning: bad input, not a crash.
+    try {
+      return PlanPerfSanity(request);
+    } catch (const YAML::Exception& e) {
+      std::string config =
+          request.perf_config_yaml ? "'" + *request.perf_config_yaml + "'" : "of the test id";
+      return Status::InvalidInput(
+          "perf config " + config + " does not have the expected structure: " + e.what(),
+          "hardware: and metadata: are mappings, server_configs: is a list of mappings "
+          "(worker_config: a mapping), as in tests/scripts/perf-sanity/");
+    }
   }
 };
 
