@@ -9,6 +9,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +44,7 @@ Fixture& Get() {
     FUZZ_CHECK(::mkdtemp(tmpl) != nullptr);
     f->dir = tmpl;
     f->path = f->dir + "/perf.yaml";
+    std::atexit([] { std::filesystem::remove_all(Get().dir); });
     return f;
   }();
   return *fixture;

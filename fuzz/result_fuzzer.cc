@@ -1,10 +1,12 @@
 // result.json, read by callers, reports and `trtllm-run watch`: ResultFromJson, and
-// ResultToJson, ExitCodeFor and FormatSummary on what it accepted.
+// ResultToJson, ExitCodeFor, FormatSummary and the JUnit report on what it accepted
+// (its strings come from job output: any bytes).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "fuzz_check.h"
+#include "trtllm_run/report.h"
 #include "trtllm_run/result.h"
 
 namespace {
@@ -32,5 +34,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   int code = trtllm_run::ExitCodeFor(result.value());
   FUZZ_CHECK(code >= 0 && code <= 130);
   (void)trtllm_run::FormatSummary(result.value());
+  // JUnit XML holds no control characters other than tab, newline and carriage return
+  // (XML 1.0 forbids them even escaped).
+  for (char c : trtllm_run::ResultToJUnit(result.value())) {
+    unsigned char u = static_cast<unsigned char>(c);
+    FUZZ_CHECK(u >= 0x20 || c == '\t' || c == '\n' || c == '\r');
+  }
   return 0;
 }

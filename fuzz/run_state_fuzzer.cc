@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "fuzz_check.h"
@@ -14,6 +16,8 @@
 #include "trtllm_run/workdir.h"
 
 namespace {
+
+char g_work_dir[64];  // for the exit handler: outlives every static std::string
 
 const std::string& WorkDir() {
   static const std::string dir = [] {
@@ -25,6 +29,8 @@ const std::string& WorkDir() {
     spec.work_dir = tmpl;
     spec.log_file = spec.work_dir + "/output.log";
     FUZZ_CHECK(trtllm_run::WriteJobSpec(spec).ok());
+    std::snprintf(g_work_dir, sizeof(g_work_dir), "%s", tmpl);
+    std::atexit([] { std::filesystem::remove_all(g_work_dir); });
     return std::string(tmpl);
   }();
   return dir;

@@ -1,8 +1,9 @@
-// Output of the Slurm probe, from this host or over SSH (slurm_probe.h): the section
-// stream (ParseProbeStream), the document built from it (SlurmEnvFromProbe) and the
-// parsers of the single outputs on the same bytes: sinfo, scontrol show node,
-// srun --mpi=list, gres strings. The input is a probe stream with the marker
-// "@@PROBE@@" (fuzz/corpus/slurm_probe holds real ones from the test clusters).
+// Output of the Slurm probe and of the env check, from this host or over SSH
+// (slurm_probe.h, env_check.h): the section stream (ParseProbeStream), the documents
+// built from it (SlurmEnvFromProbe, EnvFactsFromProbe) and the parsers of the single
+// outputs on the same bytes: sinfo, scontrol show node, srun --mpi=list, gres strings.
+// The input is a section stream with the marker "@@PROBE@@" (fuzz/corpus/slurm_probe
+// holds real ones from the test clusters and this host).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
+#include "trtllm_run/env_check.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/slurm_probe.h"
 
@@ -45,6 +47,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::string json = trtllm_run::SlurmEnvToJson(env);
     trtllm_run::Result<trtllm_run::SlurmEnv> back = trtllm_run::SlurmEnvFromJson(json, "probe");
     FUZZ_CHECK(back.ok());
+    trtllm_run::EnvFacts facts = trtllm_run::EnvFactsFromProbe(output.value(), nullptr, "");
+    (void)trtllm_run::EnvFactsToJson(facts);
   } else {
     FUZZ_CHECK(!output.status().message().empty());
   }
