@@ -158,7 +158,7 @@ class Router {
           "perf-sanity tests run only on Slurm; --scenario " + scenario + " cannot run them",
           "use --scenario local_slurm or remote_slurm, or leave --scenario out");
     }
-    std::string why = "given with --scenario";
+    std::string why = "requested (--scenario, or scenario: in the request file)";
     if (scenario != "remote_slurm") {
       Local(scenario, why);
       return Status::Ok();
@@ -263,6 +263,12 @@ class Router {
   // Spec 001 Step 2 rules 1, 2 and 4 (rule 3, slurm_env.mounts, is the catalog's
   // mounts), the container models root and the container runtime.
   void ResolveModels() {
+    // A custom command on this host uses neither (no container, no LLM_MODELS_ROOT):
+    // saying they are unresolved would only be noise.
+    if (placement_.scenario == "local_direct" && plan_.workflow_type == "custom" &&
+        Given(request_.llm_models_root).empty()) {
+      return;
+    }
     const ClusterEntry* entry = placement_.cluster ? &*placement_.cluster : nullptr;
     if (!Given(request_.llm_models_root).empty()) {
       placement_.llm_models_root = *request_.llm_models_root;

@@ -119,7 +119,18 @@ TEST_CASE("routing: --scenario override", "[routing]") {
   request.device_type = "B200";  // ignored: the override wins
   Placement direct = RouteOk(request, Plan(1), Workstation(8, "H100", true), &catalog);
   CHECK(direct.scenario == "local_direct");
-  CHECK(direct.notes.front() == "scenario local_direct: given with --scenario");
+  CHECK(direct.notes.front() ==
+        "scenario local_direct: requested (--scenario, or scenario: in the request file)");
+  // A custom command here uses no models root and no container mounts: no notes on them.
+  for (const std::string& note : direct.notes)
+    CHECK(note.find("not resolved") == std::string::npos);
+  Placement pytest_here =
+      RouteOk(request, Plan(1, 0, "pytest"), Workstation(8, "H100", true), &catalog);
+  bool models_root_noted = false;
+  for (const std::string& note : pytest_here.notes) {
+    models_root_noted |= note.rfind("llm_models_root", 0) == 0;
+  }
+  CHECK(models_root_noted);
 
   request.scenario = "my_executor";  // a third-party plugin
   CHECK(RouteOk(request, Plan(1), Workstation(0, "", false), nullptr).scenario == "my_executor");
