@@ -23,6 +23,15 @@
 # (sacct/sacctmgr unusable), node `localhost` on other ports, partition batch,
 # MinJobAge=10.
 #
+# Cluster "trtllm-fault" (SLURM_CONF=/etc/slurm-fault/slurm.conf): for fault tests that
+# kill and restart its controller, so that no shared cluster is disturbed. Not part of
+# ensure/status; like trtllm-noacct (no accounting, partition batch, MinJobAge=10) on
+# ports 6837/6838. Started on demand:
+#   tests/services/slurm.sh fault-ensure      start it unless it answers (needs munge: ensure first)
+#   tests/services/slurm.sh fault-kill-ctld   kill -9 its slurmctld (jobs keep running)
+#   tests/services/slurm.sh fault-start-ctld  start its slurmctld again, recovering its state
+#   tests/services/slurm.sh fault-stop        stop its daemons
+#
 # Daemon logs: /var/log/slurm/; PID files: /run/trtllm-test-slurm/.
 set -euo pipefail
 
@@ -55,7 +64,13 @@ status() {
 }
 
 stop() {
-  for daemon in slurmd-noacct slurmctld-noacct slurmd-cpu slurmd slurmctld slurmdbd mariadb munged; do
+  fault_stop
+  # slurmd PID files are named per node (SlurmdPidFile=...slurmd<suffix>-%n.pid).
+  local file
+  for file in "$PIDDIR"/slurmd*.pid; do
+    [[ -e $file ]] && stop_pid "$(basename "$file" .pid)"
+  done
+  for daemon in slurmctld-noacct slurmctld slurmdbd mariadb munged; do
     stop_pid "$daemon"
   done
 }
@@ -213,6 +228,69 @@ EOF
   : >"$NOACCT_DIR/gres.conf"
 }
 
+FAULT_DIR=/etc/slurm-fault
+FAULT_CONF=$FAULT_DIR/slurm.conf
+
+write_fault_conf() {
+  node_facts
+  mkdir -p "$FAULT_DIR"
+  {
+    common_conf trtllm-fault 6837 "-fault" 10
+    cat <<EOF
+SlurmdPort=6838
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 Port=6838 CPUs=$NCPU $TOPO RealMemory=$MEM State=UNKNOWN
+PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+EOF
+  } >"$FAULT_CONF"
+  : >"$FAULT_DIR/gres.conf"
+}
+
+fault_ctld_alive() {
+  [[ -s $PIDDIR/slurmctld-fault.pid ]] && kill -0 "$(cat "$PIDDIR/slurmctld-fault.pid")" 2>/dev/null
+}
+
+fault_start_ctld() {  # without -c: the controller recovers its jobs from StateSaveLocation
+  fault_ctld_alive && return 0
+  mkdir -p /var/spool/slurmctld-fault
+  SLURM_CONF=$FAULT_CONF slurmctld
+  for _ in $(seq 100); do
+    SLURM_CONF=$FAULT_CONF timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
+    sleep 0.2
+  done
+  echo "slurm.sh: the trtllm-fault slurmctld did not come up; see /var/log/slurm/slurmctld-fault.log" >&2
+  exit 1
+}
+
+fault_kill_ctld() {
+  if fault_ctld_alive; then
+    local pid
+    pid=$(cat "$PIDDIR/slurmctld-fault.pid")
+    kill -9 "$pid"
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  fi
+}
+
+fault_stop() {
+  stop_pid slurmd-fault-localhost
+  stop_pid slurmctld-fault
+}
+
+fault_ensure() {
+  answers "$FAULT_CONF" && return 0
+  [[ -s $PIDDIR/munged.pid ]] && kill -0 "$(cat "$PIDDIR/munged.pid")" 2>/dev/null ||
+    { echo "slurm.sh: munge is not running; run 'slurm.sh ensure' first" >&2; exit 1; }
+  fault_stop
+  write_fault_conf
+  mkdir -p /var/spool/slurmctld-fault
+  SLURM_CONF=$FAULT_CONF slurmctld -c
+  SLURM_CONF=$FAULT_CONF slurmd -N localhost
+  for _ in $(seq 150); do answers "$FAULT_CONF" && return 0; sleep 0.2; done
+  echo "slurm.sh: the trtllm-fault cluster did not come up; see /var/log/slurm/*-fault*.log" >&2
+  exit 1
+}
+
 start() {
   export DEBIAN_FRONTEND=noninteractive
   local packages=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server)
@@ -266,8 +344,12 @@ case ${1:-ensure} in
   start) start ;;
   stop) stop ;;
   status) status ;;
+  fault-ensure) fault_ensure ;;
+  fault-kill-ctld) fault_kill_ctld ;;
+  fault-start-ctld) fault_start_ctld ;;
+  fault-stop) fault_stop ;;
   *)
-    echo "usage: $0 ensure|start|stop|status" >&2
+    echo "usage: $0 ensure|start|stop|status|fault-ensure|fault-kill-ctld|fault-start-ctld|fault-stop" >&2
     exit 2
     ;;
 esac

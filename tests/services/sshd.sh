@@ -9,6 +9,12 @@
 #   sshtest  key auth with $DIR/id_ed25519 (no passphrase)
 #   slurmpw  password auth only, password "trtllm-test-pw" (a test secret: tests grep
 #            for it to prove it never leaks into argv, logs or files)
+# Extra instances for fault tests (never touch the shared one on 2222), same host key,
+# users and settings, started after `ensure`:
+#   tests/services/sshd.sh start-extra PORT  start one on 127.0.0.1:PORT (known_hosts_PORT,
+#                                            sshd-PORT.pid, sshd-PORT.log in $DIR)
+#   tests/services/sshd.sh stop-extra PORT   SIGKILL it and its connections (each
+#                                            client's connection drops at once)
 # Client files in $DIR=/run/trtllm-test-sshd: id_ed25519 (key), known_hosts (host key
 # already trusted), sshd.log (one "Accepted ..." line per authenticated connection).
 set -euo pipefail
@@ -79,6 +85,39 @@ EOF
   exit 1
 }
 
+extra_pid() { cat "$DIR/sshd-$1.pid" 2>/dev/null || true; }
+
+start_extra() {  # $1 port; the shared instance must have been set up (ensure)
+  local port=$1
+  [[ $port =~ ^[0-9]+$ && $port != "$PORT" ]] || { echo "sshd.sh: bad extra port '$port'" >&2; exit 2; }
+  [[ -s $DIR/sshd_config && -f $DIR/host_ed25519 ]] || { echo "sshd.sh: run 'sshd.sh ensure' first" >&2; exit 1; }
+  local pid
+  pid=$(extra_pid "$port")
+  [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && return 0
+  sed -e "s/^Port .*/Port $port/" -e "s|^PidFile .*|PidFile $DIR/sshd-$port.pid|" \
+    "$DIR/sshd_config" >"$DIR/sshd_config_$port"
+  echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$DIR/host_ed25519.pub")" >"$DIR/known_hosts_$port"
+  /usr/sbin/sshd -t -f "$DIR/sshd_config_$port"
+  /usr/sbin/sshd -f "$DIR/sshd_config_$port" -E "$DIR/sshd-$port.log"
+  for _ in $(seq 50); do
+    timeout 10 ssh -p "$port" -i "$DIR/id_ed25519" -o BatchMode=yes \
+      -o UserKnownHostsFile="$DIR/known_hosts_$port" -o StrictHostKeyChecking=yes \
+      sshtest@127.0.0.1 true 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "sshd.sh: the extra sshd on port $port did not come up; see $DIR/sshd-$port.log" >&2
+  exit 1
+}
+
+stop_extra() {  # $1 port: the listener and every connection it forked
+  local port=$1 pid
+  pid=$(extra_pid "$port")
+  [[ -n $pid ]] || return 0
+  pkill -KILL -P "$pid" 2>/dev/null || true
+  kill -KILL "$pid" 2>/dev/null || true
+  rm -f "$DIR/sshd-$port.pid"
+}
+
 case ${1:-ensure} in
   ensure)
     answers || start
@@ -87,8 +126,10 @@ case ${1:-ensure} in
   start) start ;;
   stop) stop ;;
   status) answers ;;
+  start-extra) start_extra "${2:?port}" ;;
+  stop-extra) stop_extra "${2:?port}" ;;
   *)
-    echo "usage: $0 ensure|start|stop|status" >&2
+    echo "usage: $0 ensure|start|stop|status|start-extra PORT|stop-extra PORT" >&2
     exit 2
     ;;
 esac
