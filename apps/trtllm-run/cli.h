@@ -20,6 +20,7 @@ namespace po = boost::program_options;
 int RunMain(int argc, char** argv);
 int PluginsMain(int argc, char** argv);
 int PlanMain(int argc, char** argv);
+int ExecMain(int argc, char** argv);
 int StatusMain(int argc, char** argv);
 int AttachMain(int argc, char** argv);
 int CancelMain(int argc, char** argv);

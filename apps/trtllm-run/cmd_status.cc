@@ -293,10 +293,11 @@ int AttachMain(int argc, char** argv) {
     const WorkDirInfo& info = inspected.value();
     if (info.phase == WorkDirPhase::kNotStarted) {
       if (Seconds(Clock::now() - began) >= vm["wait-start"].as<double>()) {
-        return Fail("attach", Status::InvalidInput(
-                                  "nothing runs in " + work_dir +
-                                      ": it has no run_state.json and no result.json",
-                                  "prepared with `trtllm-run plan`? run it with `trtllm-run run`"));
+        return Fail(
+            "attach",
+            Status::InvalidInput(
+                "nothing runs in " + work_dir + ": it has no run_state.json and no result.json",
+                "prepared with `trtllm-run plan`? run it with `trtllm-run exec " + work_dir + "`"));
       }
     } else {
       pump.Pump(info.log_file);

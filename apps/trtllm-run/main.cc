@@ -26,6 +26,8 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::PluginsMain},
     {"plan", "derive and render a case into its work dir without running it",
      trtllm_run::cli::PlanMain},
+    {"exec", "run a work dir prepared by `trtllm-run plan` (one run per work dir)",
+     trtllm_run::cli::ExecMain},
     {"status", "show what a work dir's run is doing, or its verdict", trtllm_run::cli::StatusMain},
     {"attach", "follow a work dir's log until its verdict; exit with the verdict's code",
      trtllm_run::cli::AttachMain},

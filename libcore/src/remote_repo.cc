@@ -269,6 +269,10 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
   }
   auto close = [&](RunResult result) {
     result.details["ssh_connections"] = std::to_string(ssh->connections_opened());
+    if (ssh->connections_opened() > 1) {  // the master died (sshd restart, network) and came back
+      result.notes.push_back("SSH: the connection to " + where + " was lost and re-established (" +
+                             std::to_string(ssh->connections_opened()) + " connections opened)");
+    }
     result.details["ssh_host"] = where;
     ssh->Close();
     return finish(std::move(result));

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <sstream>
 
 #include "trtllm_run/diagnosis.h"
@@ -17,6 +19,7 @@
 #include "trtllm_run/slurm_run.h"
 #include "trtllm_run/ssh.h"
 #include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
 
 namespace trtllm_run {
 
@@ -133,8 +136,21 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) 
   return runtime;
 }
 
+struct Runtime::ProbeCache {
+  std::mutex mu;
+  std::map<std::string, SlurmEnv> probes;  // by "<scenario> <where>"
+};
+
 Runtime::Runtime(std::unique_ptr<Registry> registry) : registry_(std::move(registry)) {}
 Runtime::~Runtime() = default;
+
+void Runtime::SetProbeCache(bool enabled) {
+  if (!enabled) {
+    probe_cache_.reset();
+  } else if (!probe_cache_) {
+    probe_cache_ = std::make_unique<ProbeCache>();
+  }
+}
 
 void Runtime::SetCatalog(std::optional<ClusterCatalog> catalog) { catalog_ = std::move(catalog); }
 
@@ -175,9 +191,24 @@ Status Runtime::Place(PlannedCase* planned) const {
         remote = std::move(ssh.value());
       }
       Scenario& where = remote ? *remote : *local;
-      Result<SlurmEnv> probed = ProbeSlurm(where, ProbeOptions{});
-      if (!probed.ok()) return probed.status().WithContext("Slurm probe on " + where.Name());
-      slurm_env = std::move(probed.value());
+      const std::string cache_key = placement.scenario + " " + where.Name();
+      std::unique_lock<std::mutex> cache_lock;
+      bool cached = false;
+      if (probe_cache_) {
+        cache_lock = std::unique_lock<std::mutex>(probe_cache_->mu);
+        auto hit = probe_cache_->probes.find(cache_key);
+        if (hit != probe_cache_->probes.end()) {
+          slurm_env = hit->second;
+          cached = true;
+        }
+      }
+      if (!cached) {
+        Result<SlurmEnv> probed = ProbeSlurm(where, ProbeOptions{});
+        if (!probed.ok()) return probed.status().WithContext("Slurm probe on " + where.Name());
+        slurm_env = std::move(probed.value());
+        if (probe_cache_) probe_cache_->probes[cache_key] = slurm_env;
+      }
+      if (cache_lock.owns_lock()) cache_lock.unlock();
       for (const std::string& error : slurm_env.errors) {
         if (error == kSlurmToolsNotFound) {
           return Status::InvalidInput(
@@ -269,13 +300,18 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
 Result<PreparedCase> Runtime::Prepare(const CaseRequest& request) const {
   Result<PlannedCase> planned = Plan(request);
   if (!planned.ok()) return planned.status();
-  Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned->scenario);
+  return PreparePlanned(planned.value());
+}
+
+Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) const {
+  PlannedCase planned = planned_case;
+  Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
 
-  Result<std::string> work_dir = CreateWorkDir(planned->work_dir);
+  Result<std::string> work_dir = CreateWorkDir(planned.work_dir);
   if (!work_dir.ok()) return work_dir.status();
   PreparedCase prepared;
-  prepared.planned = std::move(planned.value());
+  prepared.planned = std::move(planned);
   prepared.planned.work_dir = work_dir.value();
   Placement& placement = prepared.planned.placement;
   if (!placement.remote_work_dir.empty()) {  // follow a _2 suffix CreateWorkDir added
@@ -298,11 +334,15 @@ Result<PreparedCase> Runtime::Prepare(const CaseRequest& request) const {
   return prepared;
 }
 
-RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& options) const {
+namespace {
+
+// Execute() once the work dir's lock is held.
+RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
+                        const RunOptions& options) {
   const PlannedCase& planned = prepared.planned;
   const JobSpec& spec = prepared.spec;
   RunResult result;
-  Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(spec.scenario);
+  Result<std::shared_ptr<Executor>> executor = registry.CreateExecutor(spec.scenario);
   if (options.progress) *options.progress << "trtllm-run: work dir " << spec.work_dir << "\n";
   if (!executor.ok()) {
     result.status = RunStatus::kError;
@@ -321,7 +361,8 @@ RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& optio
     context.terminal = options.terminal;
     context.progress = options.progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
-    result = executor.value()->Execute(spec, context);
+    result = options.session ? options.session->Execute(spec, context)
+                             : executor.value()->Execute(spec, context);
   }
   if (result.work_dir.empty()) result.work_dir = spec.work_dir;
   if (result.scenario.empty()) result.scenario = spec.scenario;
@@ -338,6 +379,83 @@ RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& optio
   Status written = WriteResult(result);
   if (!written.ok()) result.errors.push_back(written.ToString());
   return result;
+}
+
+}  // namespace
+
+RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& options) const {
+  Result<std::unique_ptr<WorkDirLock>> lock = WorkDirLock::Acquire(prepared.spec.work_dir);
+  if (!lock.ok()) {  // another run owns the work dir: report, but write nothing there
+    RunResult result;
+    result.status = RunStatus::kError;
+    result.reason = lock.status().ToString();
+    result.errors.push_back(result.reason);
+    result.work_dir = prepared.spec.work_dir;
+    result.scenario = prepared.spec.scenario;
+    result.workflow_type = prepared.planned.plan.workflow_type;
+    result.model_name = prepared.planned.plan.model_name;
+    return result;
+  }
+  return ExecuteLocked(*registry_, prepared, options);
+}
+
+Result<RunResult> Runtime::ExecuteWorkDir(const std::string& dir, const RunOptions& options) const {
+  std::error_code error;
+  if (!fs::is_directory(dir, error)) {
+    return Status::NotFound("work dir '" + dir + "' does not exist",
+                            "give a directory made by `trtllm-run plan`");
+  }
+  std::string work_dir = fs::absolute(dir, error).lexically_normal().string();
+  while (work_dir.size() > 1 && work_dir.back() == '/') work_dir.pop_back();
+  Result<JobSpec> spec = ReadJobSpec(work_dir);
+  if (!spec.ok()) {
+    return Status::InvalidInput(spec.status().message(),
+                                spec.status().hint().empty()
+                                    ? "prepare the case again with `trtllm-run plan`"
+                                    : spec.status().hint());
+  }
+  if (!fs::equivalent(spec->work_dir, work_dir, error)) {
+    return Status::InvalidInput(
+        work_dir + "/job_spec.json: work_dir is '" + spec->work_dir +
+            "', not this directory (was the work dir moved or copied?)",
+        "its scripts name that path; prepare the case again with `trtllm-run plan`");
+  }
+  // Checked under the lock (a run that held it may have just finished), which records
+  // this process only once the run goes ahead: a refusal leaves the work dir as it was.
+  auto ran_before = [&]() -> Status {
+    std::string result_path = (fs::path(work_dir) / "result.json").string();
+    if (fs::exists(result_path, error)) {
+      return Status::InvalidInput(
+          "work dir " + work_dir + " already ran: " + result_path + " exists; it is not run again",
+          "`trtllm-run status " + work_dir +
+              "` shows its verdict; `trtllm-run plan` prepares a new one");
+    }
+    if (fs::exists(RunStatePath(work_dir), error)) {
+      return Status::InvalidInput(
+          "work dir " + work_dir + " was started before (" + RunStatePath(work_dir) +
+              " exists) and its run ended without a verdict; it is not run again",
+          "`trtllm-run status " + work_dir + "` shows what is left, `trtllm-run cancel " +
+              work_dir + "` stops it; `trtllm-run plan` prepares a new one");
+    }
+    return Status::Ok();
+  };
+  Result<std::unique_ptr<WorkDirLock>> lock =
+      WorkDirLock::Acquire(work_dir, /*record_holder=*/false);
+  if (!lock.ok()) return lock.status();
+  TRTLLM_RUN_RETURN_IF_ERROR(ran_before());
+  lock.value()->RecordHolder();
+  PreparedCase prepared;
+  prepared.spec = std::move(spec.value());
+  PlannedCase& planned = prepared.planned;
+  planned.scenario = prepared.spec.scenario;
+  planned.work_dir = work_dir;
+  planned.plan.workflow_type = prepared.spec.workflow_type;
+  planned.plan.model_name = prepared.spec.model_name;
+  planned.plan.command = prepared.spec.direct_cmd;
+  planned.plan.monitor_timeout_seconds = prepared.spec.monitor_timeout_seconds;
+  planned.plan.repo_root = prepared.spec.repo_root;
+  planned.notes.push_back("ran the work dir prepared earlier (" + work_dir + "/job_spec.json)");
+  return ExecuteLocked(*registry_, prepared, options);
 }
 
 Result<RunResult> Runtime::Run(const CaseRequest& request, const RunOptions& options) const {

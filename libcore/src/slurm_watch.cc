@@ -9,12 +9,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 #include "trtllm_run/process.h"
 
 namespace trtllm_run {
+
+const char kLostContactLimitEnv[] = "TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT";
 
 using Clock = std::chrono::steady_clock;
 
@@ -356,6 +359,8 @@ struct SlurmWatcher::Job {
   bool anomaly_seen = false;  // a cancel or out-of-memory line
 
   bool lost = false;
+  // Contact was lost after the job printed its end line: judged from its output alone.
+  bool judged_unconfirmed = false;
   int acct_tries = 0;
   bool acct_done = false;
   std::optional<Clock::time_point> next_acct;
@@ -370,6 +375,11 @@ SlurmWatcher::SlurmWatcher(SlurmClient* client, SlurmWatchOptions options)
   next_query_ = Clock::time_point::max();
   next_log_ = created_;
   interval_ = options_.min_query_interval;
+  if (const char* limit = std::getenv(kLostContactLimitEnv); limit && *limit) {
+    char* end = nullptr;
+    double seconds = std::strtod(limit, &end);
+    if (end && *end == '\0' && seconds > 0) options_.lost_contact_limit = seconds;
+  }
 }
 
 SlurmWatcher::~SlurmWatcher() = default;
@@ -702,7 +712,14 @@ std::vector<SlurmVerdict> SlurmWatcher::Finalize(Clock::time_point now) {
                  (job->end_line && job->end_clean && !options_.confirm_clean_end);
     }
     if (!is_ready && lost_contact) {
-      job->lost = true;
+      // The job's own end line still tells how it ended (its exit code); without one the
+      // verdict is unknown.
+      if (job->end_line && job->action == SlurmAction::kNone) {
+        job->judged_unconfirmed = true;
+        job->acct_done = true;  // the scheduler does not answer: accounting is not asked
+      } else {
+        job->lost = true;
+      }
       is_ready = true;
     }
     if (is_ready) ready.push_back(job.get());
@@ -795,6 +812,9 @@ std::vector<SlurmVerdict> SlurmWatcher::Finalize(Clock::time_point now) {
     }
     e.accounting = job->acct;
     e.accounting_queried = job->acct_tries > 0;
+    if (job->judged_unconfirmed && accounting_ != false) {
+      e.accounting_error = "not asked: the scheduler does not answer";
+    }
     JobOutputScan scan;
     scan.out = &job->out->scanner();
     scan.err = job->err ? &job->err->scanner() : nullptr;
@@ -827,6 +847,12 @@ std::vector<SlurmVerdict> SlurmWatcher::Finalize(Clock::time_point now) {
       result.log_tail = job->out->Tail();
     } else {
       result = JudgeSlurmJob(e);
+      if (job->judged_unconfirmed) {
+        result.notes.push_back("lost contact with the scheduler for " +
+                               std::to_string(static_cast<int>(Seconds(now - *failing_since_))) +
+                               "s (last error: " + last_failure_ +
+                               "); the verdict rests on the job's end line, unconfirmed by Slurm");
+      }
     }
     result.log_bytes_read = job->out->bytes_read() + (job->err ? job->err->bytes_read() : 0);
     result.log_bytes_written = scan.out_bytes;

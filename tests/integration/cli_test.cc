@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "trtllm_run/plugin_api.h"
 
 namespace fs = std::filesystem;
 
@@ -136,7 +137,8 @@ TEST_CASE("CLI: --help, --version and unknown subcommands", "[cli]") {
   CliRun version = RunCli({"--version"});
   CHECK(version.exit_code == 0);
   CHECK_THAT(version.stdout_text, Catch::StartsWith("trtllm-run "));
-  CHECK_THAT(version.stdout_text, Catch::Contains("plugin API 2"));
+  CHECK_THAT(version.stdout_text,
+             Catch::Contains("plugin API " + std::to_string(TRTLLM_RUN_PLUGIN_API_VERSION)));
 
   CliRun unknown = RunCli({"launch"});
   CHECK(unknown.exit_code == 2);

@@ -13,6 +13,7 @@
 #include "trtllm_run/cancel.h"
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/environment.h"
+#include "trtllm_run/executor.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/job_spec.h"
 #include "trtllm_run/plan.h"
@@ -37,6 +38,10 @@ struct RunOptions {
   std::ostream* progress = nullptr;     // warnings and status lines (the CLI passes stderr)
   CancellationToken* cancel = nullptr;  // null: cannot be cancelled from outside
   int kill_grace_seconds = 30;
+  // When set (`run --cases`, multi_run.h): the job runs through session->Execute()
+  // instead of a new executor's Execute(). It must be a session of the executor of the
+  // case's scenario. Not owned.
+  ExecutorSession* session = nullptr;
 };
 
 // A case planned but not started: everything validated, nothing written.
@@ -79,9 +84,27 @@ class TRTLLM_RUN_API Runtime {
   // scripts. Starts nothing (`trtllm-run plan`). On error no work dir is left behind.
   Result<PreparedCase> Prepare(const CaseRequest& request) const;
 
+  // Prepare() for a case Plan() returned (not planned again): creates the work dir and
+  // lets the executor write into it. On error no work dir is left behind.
+  Result<PreparedCase> PreparePlanned(const PlannedCase& planned) const;
+
+  // While on, Plan() probes each Slurm cluster (scenario + host) once and reuses the
+  // probe for later cases (`run --cases` plans many cases within seconds). Thread-safe.
+  void SetProbeCache(bool enabled);
+
   // Executes a prepared case to a verdict and writes result.json. Never fails: problems
-  // are a RunResult with status ERROR.
+  // are a RunResult with status ERROR. Holds the work dir's lock (WorkDirLock, workdir.h)
+  // while it runs; when another process holds it the result is ERROR naming the holder
+  // and nothing in the work dir is touched (no result.json).
   RunResult Execute(const PreparedCase& prepared, const RunOptions& options) const;
+
+  // Executes an existing work dir (prepared by `trtllm-run plan` or Prepare) from its
+  // job_spec.json, as Execute does. A non-OK Status means nothing ran and nothing in the
+  // work dir changed: kInvalidInput when job_spec.json is unreadable or invalid (naming
+  // the file and what is wrong), when result.json already exists (the run is over), or
+  // when another process holds the work dir's lock (naming it); kNotFound when the
+  // directory does not exist.
+  Result<RunResult> ExecuteWorkDir(const std::string& work_dir, const RunOptions& options) const;
 
   // Prepare, then Execute. A non-OK Status means nothing ran and no work dir is left.
   Result<RunResult> Run(const CaseRequest& request, const RunOptions& options) const;
@@ -93,6 +116,8 @@ class TRTLLM_RUN_API Runtime {
 
   std::unique_ptr<Registry> registry_;
   std::optional<ClusterCatalog> catalog_;
+  struct ProbeCache;
+  std::unique_ptr<ProbeCache> probe_cache_;  // null: every Plan() probes
 };
 
 }  // namespace trtllm_run

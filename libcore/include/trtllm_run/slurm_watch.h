@@ -128,6 +128,8 @@ struct SlurmWatchJob {
   bool echo_output = false;  // copy new output to SlurmWatchOptions::terminal
 };
 
+TRTLLM_RUN_API extern const char kLostContactLimitEnv[];  // "TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT"
+
 struct SlurmWatchOptions {
   double min_query_interval = 1.0;   // the first controller query after a change
   double max_query_interval = 60.0;  // the backoff cap
@@ -138,8 +140,11 @@ struct SlurmWatchOptions {
   // Tests only: no scheduler query until this many seconds after the first end line
   // (before one appears: 10 times as long after the watch began).
   double first_query_delay = 0;
-  int kill_grace_seconds = 30;       // added to KillWait when waiting for a cancelled job to end
-  double lost_contact_limit = 900;   // seconds of failing queries before giving up (ERROR)
+  int kill_grace_seconds = 30;  // added to KillWait when waiting for a cancelled job to end
+  // Seconds of failing queries before giving up: a job that printed its end line is then
+  // judged from its output (noted), any other is ERROR. $TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT
+  // (kLostContactLimitEnv; tests only) overrides it.
+  double lost_contact_limit = 900;
   std::ostream* terminal = nullptr;  // live output of jobs with echo_output
   std::ostream* progress = nullptr;  // state changes and actions, one line each
   std::string progress_prefix = "[slurm]";

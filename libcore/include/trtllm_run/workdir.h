@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,6 +105,35 @@ struct WorkDirInfo {
 // Reads job_spec.json (required: kNotFound/kInvalidInput naming the file when it is not
 // a work dir), result.json and run_state.json, and checks the recorded processes.
 TRTLLM_RUN_API Result<WorkDirInfo> InspectWorkDir(const std::string& work_dir);
+
+// "<work_dir>/.lock": the file a run holds an exclusive flock(2) on while it executes.
+TRTLLM_RUN_API std::string WorkDirLockPath(const std::string& work_dir);
+
+// An exclusive lock on a work dir: one run executes in a work dir at a time. The lock is
+// flock(2) on <work_dir>/.lock through a close-on-exec descriptor, so it ends when the
+// holder releases it or dies (never a stale lock) and the job's processes never inherit
+// it. The lock file holds the holder's pid and host, for the refusal message. Readers
+// (status, attach, cancel) do not take it.
+class TRTLLM_RUN_API WorkDirLock {
+ public:
+  // Takes the lock without waiting. When another process holds it: kInvalidInput naming
+  // the work dir and the holder (pid and host from the lock file, else run_state.json),
+  // with status/attach/cancel as the hint; nothing in the work dir is changed. kIoError
+  // when the lock file cannot be created. `record_holder` false: the lock file is left
+  // as it is until RecordHolder() (a caller that may still refuse to run).
+  static Result<std::unique_ptr<WorkDirLock>> Acquire(const std::string& work_dir,
+                                                      bool record_holder = true);
+  // Writes this process (pid, host, start) into the lock file. Best effort: a failed
+  // write (e.g. a full filesystem) does not give up the lock.
+  void RecordHolder();
+  ~WorkDirLock();  // releases the lock (the file stays)
+  WorkDirLock(const WorkDirLock&) = delete;
+  WorkDirLock& operator=(const WorkDirLock&) = delete;
+
+ private:
+  explicit WorkDirLock(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 }  // namespace trtllm_run
 
