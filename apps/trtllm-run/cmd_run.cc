@@ -4,9 +4,48 @@
 #include <iostream>
 
 #include "cli.h"
+#include "trtllm_run/multi_run.h"
 #include "trtllm_run/report.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run::cli {
+
+namespace {
+
+// `run --cases FILE`: many cases, the case flags shared by all (multi_run.h).
+int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kill_grace) {
+  MultiRunOptions options;
+  options.max_parallel = vm["max-parallel"].as<int>();
+  options.max_parallel_local = vm["max-parallel-local"].as<int>();
+  if (options.max_parallel < 1 || options.max_parallel_local < 1) {
+    return UsageError("run", "--max-parallel and --max-parallel-local must be >= 1");
+  }
+  const std::string path = vm["cases"].as<std::string>();
+  Result<std::vector<CaseEntry>> cases = LoadCasesFile(path, shared);
+  if (!cases.ok()) return Fail("run", cases.status());
+  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
+  if (!runtime.ok()) return Fail("run", runtime.status());
+  PrintPluginProblems(runtime.value()->registry());
+
+  CancellationToken cancel;
+  ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
+  options.progress = &std::cerr;
+  options.cancel = &cancel;
+  options.kill_grace_seconds = kill_grace;
+  options.cases_file = path;
+  Result<MultiRunResult> result = RunCases(*runtime.value(), cases.value(), options);
+  if (!result.ok()) return Fail("run", result.status());
+  std::cerr << "\n" << FormatCasesTable(result.value()) << "\n";
+  if (vm.count("junit")) {
+    const std::string junit = vm["junit"].as<std::string>();
+    Status written = WriteFileAtomic(junit, CasesToJUnit(result.value()));
+    if (!written.ok()) std::cerr << "trtllm-run run: error: " << written.ToString() << "\n";
+  }
+  if (vm["json"].as<bool>()) std::cout << CasesToJson(result.value()) << std::flush;
+  return ExitCodeForCases(result.value());
+}
+
+}  // namespace
 
 int RunMain(int argc, char** argv) {
   po::options_description run_options("Run");
@@ -15,8 +54,23 @@ int RunMain(int argc, char** argv) {
       "json", po::bool_switch(),
       "print result.json on stdout at the end; the job's output then goes to stderr")(
       "junit", po::value<std::string>(), "also write the verdict as JUnit XML to FILE");
+  po::options_description cases_options("Many cases (--cases)");
+  cases_options.add_options()(
+      "cases", po::value<std::string>(),
+      "run every case of FILE: a YAML/JSON list of request mappings (or {defaults: {...}, "
+      "cases: [...]}), or a text file with one pytest node id / perf-sanity id per line. The "
+      "case flags above (and --request) apply to every case; a case's own keys win. All cases "
+      "are planned first: any bad case -> exit 2, nothing submitted. Then a table on stderr, "
+      "<repo>/work_dirs/cases_<time>/result.json, --junit with one testcase per case, --json "
+      "prints the combined JSON. Exit 0 when all PASSED, 130 on Ctrl-C, else the most severe "
+      "verdict's code: ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > "
+      "CANCELLED 6")("max-parallel", po::value<int>()->default_value(32),
+                     "--cases: cases in flight at once (Slurm jobs of one cluster share one "
+                     "watcher)")(
+      "max-parallel-local", po::value<int>()->default_value(1),
+      "--cases: of those, cases running on this host (local_direct, local_docker) at once");
   po::options_description visible;
-  visible.add(CaseOptions()).add(run_options).add(PluginOptions());
+  visible.add(CaseOptions()).add(run_options).add(cases_options).add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("run", argc, argv, visible, &vm)) return *done;
 
@@ -25,6 +79,10 @@ int RunMain(int argc, char** argv) {
   int kill_grace = vm["kill-grace"].as<int>();
   if (kill_grace < 0) {
     return UsageError("run", "--kill-grace must be >= 0, got " + std::to_string(kill_grace));
+  }
+  if (vm.count("cases")) return RunCasesMain(vm, request.value(), kill_grace);
+  if (!vm["max-parallel"].defaulted() || !vm["max-parallel-local"].defaulted()) {
+    return UsageError("run", "--max-parallel and --max-parallel-local need --cases FILE");
   }
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("run", runtime.status());

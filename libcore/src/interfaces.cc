@@ -15,6 +15,14 @@ Status Executor::Cancel(const JobSpec& spec, const ExecContext& /*context*/) {
                                 "stop the job by hand; its work dir is " + spec.work_dir);
 }
 
+std::unique_ptr<ExecutorSession> Executor::NewSession(const SessionOptions& /*options*/) {
+  return nullptr;
+}
+
+ExecutorSession::~ExecutorSession() = default;
+
+std::map<std::string, std::string> ExecutorSession::Stats() const { return {}; }
+
 Scenario::~Scenario() = default;
 
 const char* Version() { return TRTLLM_RUN_VERSION_STRING; }

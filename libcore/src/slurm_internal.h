@@ -42,7 +42,30 @@ double FirstPollDelay();
 
 SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, bool remote);
 
-// sbatch, then watch to a verdict (cancelling on context.cancel).
+// The submission of a local_slurm job: spec.script_path from the work dir, echoed and
+// recorded (slurm_job_id, run_state.json).
+SubmitRequest LocalSubmitRequest(const JobSpec& spec);
+
+// A job sbatch accepted, ready to be watched (SubmitJob), or the verdict reached
+// without a job (ERROR: sbatch refused it; CANCELLED: cancelled before submission).
+struct SubmitOutcome {
+  bool submitted = false;
+  SlurmWatchJob job;  // when submitted
+  RunResult result;   // when submitted: the base of the final result; else the verdict
+};
+
+// sbatch (recording slurm_job_id and run_state.json when request.record). Watches nothing.
+SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecContext& context,
+                        const SubmitRequest& request);
+
+// The final result of a submitted job from the watcher's verdict: the base result with
+// the verdict's fields, the scheduler counters of `stats`, run_state.json "finished".
+RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
+                    const SlurmClientStats& stats, bool remote, const JobSpec& spec,
+                    const SubmitRequest& request);
+
+// SubmitJob, then watch to a verdict with a watcher of its own (cancelling on
+// context.cancel), then FinishJob.
 RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecContext& context,
                          const SubmitRequest& request);
 

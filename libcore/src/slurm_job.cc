@@ -208,16 +208,19 @@ SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, 
   return options;
 }
 
-RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecContext& context,
-                         const SubmitRequest& request) {
-  RunResult base = BaseResult(spec);
+SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecContext& context,
+                        const SubmitRequest& request) {
+  SubmitOutcome outcome;
+  RunResult& base = outcome.result;
+  base = BaseResult(spec);
   base.command = request.script_local;
   const std::string prefix =
       "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
   Result<std::string> text = ReadFile(request.script_local);
   if (!text.ok()) {
-    return ErrorResult(base, "cannot read the batch script: " + text.status().message(),
+    base = ErrorResult(base, "cannot read the batch script: " + text.status().message(),
                        "the work dir is incomplete; prepare the case again");
+    return outcome;
   }
   BatchOutputPaths paths = ParseBatchOutputPaths(text.value());
   if (context.cancel && context.cancel->cancelled()) {
@@ -226,14 +229,15 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
     base.user_interrupt = context.cancel->signal() == SIGINT;
     base.reason = "cancelled before the job was submitted";
     base.finished_at = NowIso8601();
-    return base;
+    return outcome;
   }
   Result<std::string> submitted =
       client->Submit(request.script_submit, request.submit_dir, request.sbatch_args);
   if (!submitted.ok()) {
-    return ErrorResult(base,
+    base = ErrorResult(base,
                        request.label + ": sbatch refused the job: " + submitted.status().message(),
                        "nothing was submitted; fix the problem above and run again");
+    return outcome;
   }
   const std::string job_id = submitted.value();
   if (request.record) {
@@ -241,7 +245,7 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
     if (!written.ok()) base.errors.push_back(written.ToString());
   }
   const std::string user = client->remote() ? spec.slurm_user : LocalUser();
-  SlurmWatchJob job;
+  SlurmWatchJob& job = outcome.job;
   job.job_id = job_id;
   job.out_path = ExpandSlurmFilename(paths.out, request.submit_dir, job_id, paths.job_name, user);
   job.err_path = paths.err.empty() ? ""
@@ -276,15 +280,15 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
   job.scenario = spec.scenario;
   job.time_limit = spec.slurm_params ? spec.slurm_params->time_limit : spec.time_limit;
   job.echo_output = request.echo;
+  outcome.submitted = true;
+  return outcome;
+}
 
-  SlurmWatcher watcher(client, WatchOptions(spec, context, client->remote()));
-  watcher.Add(job);
-  std::optional<SlurmVerdict> verdict;
-  while (!verdict) {
-    for (SlurmVerdict& v : watcher.Poll(context.cancel, 5.0)) verdict = std::move(v);
-  }
-  RunResult& judged = verdict->result;
-  RunResult result = base;
+RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
+                    const SlurmClientStats& stats, bool remote, const JobSpec& spec,
+                    const SubmitRequest& request) {
+  const SlurmWatchJob& job = submitted.job;
+  RunResult result = submitted.result;
   result.status = judged.status;
   result.reason = judged.reason;
   result.exit_code = judged.exit_code;
@@ -299,11 +303,10 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
   result.log_tail = judged.log_tail;
   result.log_bytes_read = judged.log_bytes_read;
   result.log_bytes_written = judged.log_bytes_written;
-  const SlurmClientStats& stats = client->stats();
   result.details["scheduler_queries"] = std::to_string(stats.controller_queries);
   result.details["accounting_queries"] = std::to_string(stats.accounting_queries);
   if (!job.err_path.empty()) result.details["err_file"] = job.local_err;
-  if (client->remote()) result.details["remote_log_file"] = job.out_path;
+  if (remote) result.details["remote_log_file"] = job.out_path;
   result.finished_at = NowIso8601();
   if (request.record) {
     Result<RunState> state = ReadRunState(spec.work_dir);
@@ -314,6 +317,37 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
     }
   }
   return result;
+}
+
+RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecContext& context,
+                         const SubmitRequest& request) {
+  SubmitOutcome submitted = SubmitJob(client, spec, context, request);
+  if (!submitted.submitted) return submitted.result;
+  SlurmWatcher watcher(client, WatchOptions(spec, context, client->remote()));
+  watcher.Add(submitted.job);
+  std::optional<SlurmVerdict> verdict;
+  while (!verdict) {
+    for (SlurmVerdict& v : watcher.Poll(context.cancel, 5.0)) verdict = std::move(v);
+  }
+  return FinishJob(submitted, verdict->result, client->stats(), client->remote(), spec, request);
+}
+
+}  // namespace internal
+
+namespace internal {
+
+SubmitRequest LocalSubmitRequest(const JobSpec& spec) {
+  SubmitRequest request;
+  request.label = "job";
+  request.script_local = spec.script_path;
+  request.script_submit = spec.script_path;
+  request.submit_dir = spec.work_dir;
+  request.success_patterns = spec.success_patterns;
+  request.failure_patterns = spec.failure_patterns;
+  request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
+  request.echo = true;
+  request.record = true;
+  return request;
 }
 
 }  // namespace internal
@@ -336,17 +370,8 @@ RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext& context) {
   }
   auto started = Clock::now();
   SlurmClient client(scenario);
-  internal::SubmitRequest request;
-  request.label = "job";
-  request.script_local = spec.script_path;
-  request.script_submit = spec.script_path;
-  request.submit_dir = spec.work_dir;
-  request.success_patterns = spec.success_patterns;
-  request.failure_patterns = spec.failure_patterns;
-  request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
-  request.echo = true;
-  request.record = true;
-  RunResult result = internal::SubmitAndWatch(&client, spec, context, request);
+  RunResult result =
+      internal::SubmitAndWatch(&client, spec, context, internal::LocalSubmitRequest(spec));
   result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
 }

@@ -3,6 +3,8 @@
 #ifndef TRTLLM_RUN_EXECUTOR_H_
 #define TRTLLM_RUN_EXECUTOR_H_
 
+#include <map>
+#include <memory>
 #include <ostream>
 #include <string>
 
@@ -27,6 +29,30 @@ struct ExecContext {
   std::ostream* progress = nullptr;  // status lines for people; null: quiet
   int kill_grace_seconds = 30;       // SIGTERM -> SIGKILL grace for ended jobs
   double poll_interval_seconds = 0.5;
+};
+
+// Many jobs of one executor run together (`trtllm-run run --cases`), sharing what can be
+// shared: the local_slurm session submits each job and follows all of them with ONE
+// SlurmWatcher (one batched controller query per interval for every job).
+struct SessionOptions {
+  // Cancels every job of the session when it fires (Ctrl-C of `run --cases`). Each
+  // Execute() call should be given the same token in its context. Never null.
+  CancellationToken* cancel = nullptr;
+  std::ostream* progress = nullptr;  // the session's own status lines; null: quiet
+  int kill_grace_seconds = 30;
+};
+
+class TRTLLM_RUN_API ExecutorSession {
+ public:
+  virtual ~ExecutorSession();
+
+  // Executor::Execute() for one job of the session, with the same contract (a verdict,
+  // nothing left running). Thread-safe: called from one thread per job, concurrently.
+  virtual RunResult Execute(const JobSpec& spec, const ExecContext& context) = 0;
+
+  // Counters for the combined report, e.g. {"watchers": "1", "controller_queries":
+  // "7"}. Thread-safe. Default: none.
+  virtual std::map<std::string, std::string> Stats() const;
 };
 
 class TRTLLM_RUN_API Executor {
@@ -59,6 +85,11 @@ class TRTLLM_RUN_API Executor {
   // supervising process was asked to stop and did not. Default: kExecutionError "not
   // supported by this executor".
   virtual Status Cancel(const JobSpec& spec, const ExecContext& context);
+
+  // A session for running many jobs at once (`run --cases`), or null (the default): the
+  // caller then runs each job through Execute() on its own thread. The session may live
+  // only as long as this executor.
+  virtual std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options);
 };
 
 }  // namespace trtllm_run

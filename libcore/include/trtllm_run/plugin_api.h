@@ -12,7 +12,8 @@
 #include "trtllm_run/executor.h"
 #include "trtllm_run/workflow.h"
 
-#define TRTLLM_RUN_PLUGIN_API_VERSION 2  // 2: Executor::Cancel, Placement in Validate/Prepare
+// 2: Executor::Cancel, Placement in Validate/Prepare. 3: Executor::NewSession.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 3
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

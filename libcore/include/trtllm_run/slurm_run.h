@@ -74,6 +74,18 @@ TRTLLM_RUN_API Status AddSlurmRunFields(const CaseRequest& request, bool remote,
 // context.cancel. Never leaves the job running unless the verdict says it may be.
 TRTLLM_RUN_API RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext& context);
 
+// The local_slurm executor's session (Executor::NewSession, `trtllm-run run --cases`):
+// each Execute() submits its job from the calling thread exactly as RunLocalSlurmJob
+// does (sbatch from the work dir, slurm_job_id and run_state.json recorded) and then
+// waits for the verdict of ONE SlurmWatcher shared by every job of the session, driven
+// by one thread the session owns: one batched controller query per interval for all
+// jobs. options.cancel firing cancels every job (scancel; CANCELLED once each ended).
+// The job output is not echoed (context.terminal is ignored; it is in the work dir).
+// Persistent-mode jobs run as RunLocalSlurmJob runs them. Stats(): "watchers" (always
+// "1"), "jobs" (handed to the watcher), "submits", "controller_queries",
+// "accounting_queries", "config_queries", "cancels".
+TRTLLM_RUN_API std::unique_ptr<ExecutorSession> NewLocalSlurmSession(const SessionOptions& options);
+
 // Runs a prepared remote_slurm job over one SSH master connection: preflight (reachable,
 // Slurm tools, writable remote work dir), repo setup (clone or fetch + checkout of
 // repo_url at repo_branch into remote_repo_path), the build job when build_project is true

@@ -34,6 +34,10 @@ class LocalSlurmExecutor : public Executor {
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);
   }
+  // `run --cases`: every job of the session followed by one shared SlurmWatcher.
+  std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options) override {
+    return NewLocalSlurmSession(options);
+  }
 
  private:
   static SlurmJobOptions Options() {

@@ -1,0 +1,777 @@
+// Many cases in one run (multi_run.h): the cases file, planning all first, the bounded
+// scheduler over Runtime::Execute with one executor session per scenario, and the
+// combined reports.
+#include "trtllm_run/multi_run.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <sstream>
+#include <streambuf>
+#include <thread>
+
+#include "json_util.h"
+#include "trtllm_run/executor.h"
+#include "trtllm_run/process.h"
+#include "trtllm_run/report.h"
+#include "trtllm_run/text.h"
+
+namespace trtllm_run {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string Trim(const std::string& text) {
+  std::size_t begin = text.find_first_not_of(" \t\r\n");
+  if (begin == std::string::npos) return "";
+  std::size_t end = text.find_last_not_of(" \t\r\n");
+  return text.substr(begin, end - begin + 1);
+}
+
+// ---- Cases files ----
+
+const RequestField* FindRequestField(const std::string& key) {
+  for (const RequestField& field : RequestFields()) {
+    if (field.name == key || field.flag == key) return &field;
+  }
+  return nullptr;
+}
+
+std::string Where(const std::string& origin, const YAML::Mark& mark) {
+  return mark.is_null() ? origin : origin + ":" + std::to_string(mark.line + 1);
+}
+
+// One request mapping of a cases file into `request` (and its `name:` into `name` when
+// given). Stops at the first problem of the mapping.
+Status LoadCaseMapping(const YAML::Node& node, const std::string& origin, const std::string& what,
+                       CaseRequest* request, std::string* name) {
+  if (!node.IsMap()) {
+    return Status::InvalidInput(
+        Where(origin, node.Mark()) + ": " + what + " must be a mapping of request keys to values",
+        "e.g. - {name: smoke, custom_cmd: \"echo hi\"}");
+  }
+  for (const auto& entry : node) {
+    const std::string where = Where(origin, entry.first.Mark());
+    if (!entry.first.IsScalar()) {
+      return Status::InvalidInput(where + ": keys must be request field names");
+    }
+    const std::string key = entry.first.Scalar();
+    const YAML::Node& value = entry.second;
+    if (key == "name") {
+      if (name == nullptr || !value.IsScalar()) {
+        return Status::InvalidInput(where + ": 'name' is the label of a case: a string in a case");
+      }
+      *name = value.Scalar();
+      continue;
+    }
+    const RequestField* field = FindRequestField(key);
+    if (field == nullptr) {  // SetRequestField names the valid keys
+      return SetRequestField(request, key, "", where);
+    }
+    if (field->name == "custom_env" && value.IsMap()) {
+      std::string text;
+      for (const auto& env : value) {
+        if (!env.first.IsScalar() || !env.second.IsScalar()) {
+          return Status::InvalidInput(where + ": custom_env values must be strings");
+        }
+        text +=
+            (text.empty() ? "" : " ") + env.first.Scalar() + "=" + ShellQuote(env.second.Scalar());
+      }
+      TRTLLM_RUN_RETURN_IF_ERROR(SetRequestField(request, key, text, where));
+      continue;
+    }
+    if (value.IsSequence() && field->type == FieldType::kStringList) {
+      for (const auto& item : value) {
+        if (!item.IsScalar()) {
+          return Status::InvalidInput(where + ": items of '" + key + "' must be strings");
+        }
+        TRTLLM_RUN_RETURN_IF_ERROR(SetRequestField(request, key, item.Scalar(), where));
+      }
+      continue;
+    }
+    if (!value.IsScalar()) {
+      return Status::InvalidInput(where + ": key '" + key + "' must be a single value",
+                                  value.IsNull() ? "give a value or remove the line" : "");
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(SetRequestField(request, key, value.Scalar(), where));
+  }
+  return Status::Ok();
+}
+
+// The error of a cases file listing every problem found.
+Status AllProblems(const std::string& origin, const std::vector<std::string>& problems,
+                   std::size_t total) {
+  std::string message = std::to_string(problems.size()) + " of " + std::to_string(total) +
+                        " cases in " + origin + " are invalid; nothing was run:";
+  for (const std::string& problem : problems) message += "\n  " + problem;
+  return Status::InvalidInput(message,
+                              "fix the cases named above (keys are the request-file keys "
+                              "of `trtllm-run run --help`, in snake_case)");
+}
+
+CaseRequest Layer(const CaseRequest& defaults, const CaseRequest& shared, const CaseRequest& own) {
+  CaseRequest request = defaults;
+  MergeRequest(shared, &request);
+  MergeRequest(own, &request);
+  return request;
+}
+
+Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std::string& origin,
+                                              const CaseRequest& shared) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    std::string where = origin;
+    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1);
+    return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
+  }
+  try {
+    CaseRequest defaults;
+    YAML::Node list = root;
+    if (root.IsMap()) {
+      for (const auto& entry : root) {
+        const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
+        if (key != "defaults" && key != "cases") {
+          return Status::InvalidInput(
+              Where(origin, entry.first.Mark()) + ": unknown key '" + key + "' in a cases file",
+              "a cases file is a list of cases, or a mapping with "
+              "`defaults:` (optional) and `cases:`");
+        }
+      }
+      if (root["defaults"]) {
+        TRTLLM_RUN_RETURN_IF_ERROR(
+            LoadCaseMapping(root["defaults"], origin, "defaults", &defaults, nullptr));
+      }
+      list = root["cases"];
+      if (!list) {
+        return Status::InvalidInput(origin + ": a cases mapping needs a `cases:` list");
+      }
+    }
+    if (!list.IsSequence()) {
+      return Status::InvalidInput(
+          Where(origin, list.Mark()) + ": the cases must be a list",
+          "e.g.\n  - custom_cmd: \"echo one\"\n  - custom_cmd: \"echo two\"");
+    }
+    std::vector<CaseEntry> cases;
+    std::vector<std::string> problems;
+    int index = 0;
+    for (const auto& item : list) {
+      ++index;
+      CaseEntry entry;
+      entry.index = index;
+      entry.origin = Where(origin, item.Mark()) + " (case " + std::to_string(index) + ")";
+      CaseRequest own;
+      Status loaded =
+          LoadCaseMapping(item, origin, "case " + std::to_string(index), &own, &entry.name);
+      if (!loaded.ok()) {
+        problems.push_back("case " + std::to_string(index) + ": " + loaded.ToString());
+        continue;
+      }
+      entry.request = Layer(defaults, shared, own);
+      cases.push_back(std::move(entry));
+    }
+    if (index == 0) return Status::InvalidInput(origin + ": no cases (the list is empty)");
+    if (!problems.empty()) return AllProblems(origin, problems, index);
+    return cases;
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidInput(origin + ": " + e.what());
+  }
+}
+
+// A plain list's line as a test_cmd (multi_run.h).
+std::string TestCommandForId(const std::string& id) {
+  if (id.find_first_of(" \t") != std::string::npos) return id;
+  if (id.rfind("test_e2e[", 0) == 0)
+    return "pytest " + ShellQuote("perf/test_perf_sanity.py::" + id);
+  return "pytest " + ShellQuote(id);
+}
+
+Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const std::string& origin,
+                                               const CaseRequest& shared) {
+  static const std::regex kTimeout(R"(^(.*\S)\s+TIMEOUT\s*\(\s*([0-9]+)\s*\)\s*$)");
+  std::vector<CaseEntry> cases;
+  std::vector<std::string> problems;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    std::string id = Trim(line);
+    if (id.empty() || id[0] == '#') continue;
+    std::size_t comment = id.find(" #");
+    if (comment != std::string::npos) id = Trim(id.substr(0, comment));
+    CaseEntry entry;
+    entry.index = static_cast<int>(cases.size() + problems.size()) + 1;
+    entry.origin =
+        origin + ":" + std::to_string(number) + " (case " + std::to_string(entry.index) + ")";
+    CaseRequest own;
+    std::smatch match;
+    if (std::regex_match(id, match, kTimeout)) {
+      id = match[1].str();
+      own.monitor_timeout = match[2].str() + "m";
+    }
+    entry.name = id;
+    own.test_cmd = TestCommandForId(id);
+    entry.request = Layer(CaseRequest{}, shared, own);
+    Result<CommandKind> kind = ClassifyCommand(entry.request);
+    if (!kind.ok()) {
+      problems.push_back(entry.origin + ": " + kind.status().ToString());
+      continue;
+    }
+    cases.push_back(std::move(entry));
+  }
+  if (cases.empty() && problems.empty()) {
+    return Status::InvalidInput(origin + ": no cases (only comments and blank lines)",
+                                "give one pytest node id or perf-sanity id per line");
+  }
+  if (!problems.empty()) return AllProblems(origin, problems, cases.size() + problems.size());
+  return cases;
+}
+
+// YAML/JSON when the first meaningful line starts a list, a flow collection or a key.
+bool LooksLikeYaml(const std::string& text) {
+  static const std::regex kKey(R"(^[A-Za-z_][A-Za-z0-9_-]*:(\s.*)?$)");
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::string trimmed = Trim(line);
+    if (trimmed.empty() || trimmed[0] == '#' || trimmed == "---") continue;
+    return trimmed[0] == '-' || trimmed[0] == '[' || trimmed[0] == '{' ||
+           std::regex_match(trimmed, kKey);
+  }
+  return false;
+}
+
+// ---- Progress lines from many threads ----
+
+// An ostream whose complete lines go to `target` with `prefix`, one whole line at a time
+// under `mu` (shared by every stream writing to the same target).
+class LineStream : public std::ostream {
+ public:
+  LineStream(std::ostream* target, std::mutex* mu, std::string prefix)
+      : std::ostream(&buffer_), buffer_(target, mu, std::move(prefix)) {}
+  ~LineStream() override { buffer_.Flush(); }
+
+ private:
+  class Buffer : public std::streambuf {
+   public:
+    Buffer(std::ostream* target, std::mutex* mu, std::string prefix)
+        : target_(target), mu_(mu), prefix_(std::move(prefix)) {}
+    void Flush() {
+      if (!line_.empty()) Emit();
+    }
+
+   protected:
+    int_type overflow(int_type c) override {
+      if (c == traits_type::eof()) return traits_type::not_eof(c);
+      line_ += static_cast<char>(c);
+      if (c == '\n') Emit();
+      return c;
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      for (std::streamsize i = 0; i < n; ++i) overflow(static_cast<unsigned char>(s[i]));
+      return n;
+    }
+
+   private:
+    void Emit() {
+      if (target_ != nullptr) {
+        std::lock_guard<std::mutex> lock(*mu_);
+        *target_ << prefix_ << line_;
+        if (line_.back() != '\n') *target_ << '\n';
+        target_->flush();
+      }
+      line_.clear();
+    }
+    std::ostream* target_;
+    std::mutex* mu_;
+    std::string prefix_;
+    std::string line_;
+  };
+  Buffer buffer_;
+};
+
+bool IsHostBound(const std::string& scenario) {
+  return scenario == "local_direct" || scenario == "local_docker";
+}
+
+std::string Timestamp() {
+  std::time_t now = std::time(nullptr);
+  struct tm local {};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d_%H%M%S", &local);
+  return buffer;
+}
+
+Result<std::string> CreateRunDir(const std::string& planned) {
+  std::error_code error;
+  fs::create_directories(fs::path(planned).parent_path(), error);
+  if (error) {
+    return Status::IoError("cannot create '" + fs::path(planned).parent_path().string() +
+                           "': " + error.message());
+  }
+  for (int attempt = 1; attempt < 1000; ++attempt) {
+    std::string candidate = attempt == 1 ? planned : planned + "_" + std::to_string(attempt);
+    if (::mkdir(candidate.c_str(), 0755) == 0) return candidate;
+    if (errno != EEXIST) {
+      return Status::IoError("cannot create the run dir '" + candidate +
+                             "': " + std::strerror(errno));
+    }
+  }
+  return Status::IoError("cannot find a free run dir name next to '" + planned + "'");
+}
+
+std::string CaseLabel(const CaseOutcome& outcome) {
+  if (!outcome.entry.name.empty()) return outcome.entry.name;
+  if (!outcome.result.model_name.empty()) return outcome.result.model_name;
+  return "case " + std::to_string(outcome.entry.index);
+}
+
+std::string Seconds(double seconds) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1fs", seconds);
+  return buffer;
+}
+
+RunResult NotRunResult(const PlannedCase& planned, RunStatus status, const std::string& reason,
+                       const CancellationToken* cancel) {
+  RunResult result;
+  result.status = status;
+  result.reason = reason;
+  result.scenario = planned.scenario;
+  result.workflow_type = planned.plan.workflow_type;
+  result.model_name = planned.plan.model_name;
+  result.command = planned.plan.command;
+  result.started_at = result.finished_at = NowIso8601();
+  if (status == RunStatus::kCancelled && cancel != nullptr) {
+    result.user_interrupt = cancel->signal() == SIGINT;
+    result.cancelled_by = cancel->signal() ? SignalName(cancel->signal()) : "request";
+  } else {
+    result.errors.push_back(reason);
+  }
+  return result;
+}
+
+}  // namespace
+
+Result<std::vector<CaseEntry>> ParseCasesText(const std::string& text, const std::string& origin,
+                                              const CaseRequest& shared) {
+  if (LooksLikeYaml(text)) return ParseYamlCases(text, origin, shared);
+  return ParsePlainCases(text, origin, shared);
+}
+
+Result<std::vector<CaseEntry>> LoadCasesFile(const std::string& path, const CaseRequest& shared) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) {
+    return Status::InvalidInput("--cases: " + text.status().message(),
+                                "give a YAML/JSON list of cases or a list of test ids");
+  }
+  return ParseCasesText(text.value(), path, shared);
+}
+
+Result<std::vector<PlannedCase>> PlanCases(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                           std::ostream* progress) {
+  runtime.SetProbeCache(true);  // one Slurm probe per cluster for all cases
+  std::vector<PlannedCase> planned;
+  std::vector<std::string> problems;
+  bool all_input = true;
+  for (const CaseEntry& entry : cases) {
+    Result<PlannedCase> plan = runtime.Plan(entry.request);
+    if (!plan.ok()) {
+      problems.push_back(entry.origin + (entry.name.empty() ? "" : " '" + entry.name + "'") + ": " +
+                         plan.status().ToString());
+      all_input = all_input && (plan.status().code() == StatusCode::kInvalidInput ||
+                                plan.status().code() == StatusCode::kNotFound);
+      continue;
+    }
+    planned.push_back(std::move(plan.value()));
+  }
+  runtime.SetProbeCache(false);
+  if (!problems.empty()) {
+    std::string message = std::to_string(problems.size()) + " of " + std::to_string(cases.size()) +
+                          " cases cannot be planned; nothing was prepared or submitted:";
+    for (const std::string& problem : problems) message += "\n  " + problem;
+    if (all_input) return Status::InvalidInput(message);
+    return Status::ExecutionError(message);
+  }
+  if (progress) {
+    *progress << "trtllm-run: planned " << planned.size() << " cases" << std::endl;
+  }
+  return planned;
+}
+
+Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                const MultiRunOptions& options) {
+  if (cases.empty()) return Status::InvalidInput("no cases to run");
+  if (options.max_parallel < 1 || options.max_parallel_local < 1) {
+    return Status::InvalidInput("--max-parallel and --max-parallel-local must be >= 1");
+  }
+  std::mutex out_mu;
+  LineStream progress(options.progress, &out_mu, "");
+  Result<std::vector<PlannedCase>> planned = PlanCases(runtime, cases, &progress);
+  if (!planned.ok()) return planned.status();
+
+  MultiRunResult run;
+  run.cases_file = options.cases_file;
+  run.max_parallel = options.max_parallel;
+  run.max_parallel_local = options.max_parallel_local;
+  run.started_at = NowIso8601();
+  auto started = Clock::now();
+  std::string run_dir = options.run_dir;
+  if (run_dir.empty()) {
+    const std::string root = planned->front().request.repo_root.value_or(".");
+    run_dir = (fs::path(root) / "work_dirs" / ("cases_" + Timestamp())).string();
+  }
+  Result<std::string> made = CreateRunDir(run_dir);
+  if (!made.ok()) return made.status();
+  run.run_dir = made.value();
+
+  CancellationToken own_cancel;
+  CancellationToken* cancel = options.cancel ? options.cancel : &own_cancel;
+
+  // One session per scenario whose executor offers one; the executors outlive them.
+  struct Session {
+    std::shared_ptr<Executor> executor;
+    std::unique_ptr<LineStream> progress;  // the session's own lines (its own thread)
+    std::unique_ptr<ExecutorSession> session;
+    int cases = 0;
+  };
+  std::map<std::string, Session> sessions;
+  for (const PlannedCase& plan : planned.value()) {
+    auto [it, inserted] = sessions.try_emplace(plan.scenario);
+    ++it->second.cases;
+    if (!inserted) continue;
+    Result<std::shared_ptr<Executor>> executor = runtime.registry().CreateExecutor(plan.scenario);
+    if (!executor.ok()) continue;  // Execute() reports it per case
+    it->second.progress = std::make_unique<LineStream>(options.progress, &out_mu, "");
+    SessionOptions session_options;
+    session_options.cancel = cancel;
+    session_options.progress = it->second.progress.get();
+    session_options.kill_grace_seconds = options.kill_grace_seconds;
+    it->second.executor = executor.value();
+    it->second.session = executor.value()->NewSession(session_options);
+  }
+  for (const auto& [scenario, session] : sessions) {
+    progress << "trtllm-run: " << session.cases << " " << scenario
+             << " case(s): " << (session.session ? "one shared session" : "one worker thread each")
+             << "\n";
+  }
+
+  const std::size_t n = planned->size();
+  run.cases.resize(n);
+  enum class State { kPending, kRunning, kDone };
+  std::vector<State> states(n, State::kPending);
+  std::mutex mu;
+  std::condition_variable changed;
+  int running = 0, running_local = 0;
+  std::size_t done = 0;
+  std::vector<std::thread> threads;
+
+  auto finish = [&](std::size_t i, RunResult result) {
+    CaseOutcome& outcome = run.cases[i];
+    outcome.result = std::move(result);
+    auto job = outcome.result.details.find("job_id");
+    if (job != outcome.result.details.end()) outcome.job_id = job->second;
+    std::lock_guard<std::mutex> lock(mu);
+    states[i] = State::kDone;
+    --running;
+    if (IsHostBound(outcome.scenario)) --running_local;
+    ++done;
+    progress << "trtllm-run: [" << done << "/" << n << "] " << outcome.entry.origin << " "
+             << CaseLabel(outcome) << ": " << RunStatusName(outcome.result.status)
+             << (outcome.job_id.empty() ? "" : " (job " + outcome.job_id + ")") << " in "
+             << Seconds(outcome.result.duration_seconds) << "\n";
+    changed.notify_all();
+  };
+
+  auto work = [&](std::size_t i) {
+    const PlannedCase& plan = planned.value()[i];
+    if (cancel->cancelled()) {  // never started: no work dir is made for it
+      finish(i, NotRunResult(plan, RunStatus::kCancelled, "cancelled before the case started",
+                             cancel));
+      return;
+    }
+    Result<PreparedCase> prepared = runtime.PreparePlanned(plan);
+    if (!prepared.ok()) {
+      finish(i, NotRunResult(plan, RunStatus::kError,
+                             "preparing the work dir failed: " + prepared.status().ToString(),
+                             cancel));
+      return;
+    }
+    LineStream case_progress(options.progress, &out_mu,
+                             "[case " + std::to_string(run.cases[i].entry.index) + "] ");
+    RunOptions run_options;
+    run_options.terminal = nullptr;  // the job's output stays in its work dir
+    run_options.progress = &case_progress;
+    run_options.cancel = cancel;
+    run_options.kill_grace_seconds = options.kill_grace_seconds;
+    auto session = sessions.find(plan.scenario);
+    if (session != sessions.end()) run_options.session = session->second.session.get();
+    finish(i, runtime.Execute(prepared.value(), run_options));
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    run.cases[i].entry = cases[i];
+    run.cases[i].scenario = planned.value()[i].scenario;
+  }
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    while (done < n) {
+      std::size_t next = n;
+      for (std::size_t i = 0; i < n && next == n; ++i) {
+        if (states[i] != State::kPending) continue;
+        if (running >= options.max_parallel) break;
+        bool local = IsHostBound(run.cases[i].scenario);
+        if (local && running_local >= options.max_parallel_local) continue;
+        next = i;
+      }
+      if (next == n) {
+        changed.wait(lock);
+        continue;
+      }
+      states[next] = State::kRunning;
+      ++running;
+      if (IsHostBound(run.cases[next].scenario)) ++running_local;
+      threads.emplace_back(work, next);
+    }
+  }
+  for (std::thread& thread : threads) thread.join();
+
+  for (auto& [scenario, session] : sessions) {
+    SessionReport report;
+    report.scenario = scenario;
+    report.cases = session.cases;
+    if (session.session) report.stats = session.session->Stats();
+    run.sessions.push_back(std::move(report));
+    session.session.reset();  // ends its watcher thread before the executor goes
+  }
+  run.finished_at = NowIso8601();
+  run.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  Status written = WriteFileAtomic(run.run_dir + "/result.json", CasesToJson(run));
+  if (!written.ok()) progress << "trtllm-run: error: " << written.ToString() << "\n";
+  progress.flush();
+  return run;
+}
+
+int ExitCodeForCases(const MultiRunResult& result) {
+  static const RunStatus kBySeverity[] = {RunStatus::kError,        RunStatus::kOutOfMemory,
+                                          RunStatus::kHangDetected, RunStatus::kTimeout,
+                                          RunStatus::kFailed,       RunStatus::kCancelled};
+  bool interrupted = false;
+  for (const CaseOutcome& outcome : result.cases) {
+    interrupted = interrupted || outcome.result.user_interrupt;
+  }
+  if (interrupted) return kExitUserInterrupt;
+  for (RunStatus status : kBySeverity) {
+    for (const CaseOutcome& outcome : result.cases) {
+      if (outcome.result.status == status) return ExitCodeFor(outcome.result);
+    }
+  }
+  return kExitPassed;
+}
+
+std::string CasesToJson(const MultiRunResult& result) {
+  rapidjson::StringBuffer buffer;
+  json::Writer writer(buffer);
+  writer.SetIndent(' ', 2);
+  writer.StartObject();
+  json::WriteKey(&writer, "schema_version");
+  writer.Int(1);
+  json::WriteKey(&writer, "kind");
+  json::WriteString(&writer, "cases");
+  json::WriteKey(&writer, "status");
+  int exit_code = ExitCodeForCases(result);
+  json::WriteString(&writer, exit_code == kExitPassed ? "PASSED" : "NOT_PASSED");
+  json::WriteKey(&writer, "exit_code");
+  writer.Int(exit_code);
+  json::WriteKey(&writer, "cases_file");
+  json::WriteString(&writer, result.cases_file);
+  json::WriteKey(&writer, "run_dir");
+  json::WriteString(&writer, result.run_dir);
+  json::WriteKey(&writer, "started_at");
+  json::WriteString(&writer, result.started_at);
+  json::WriteKey(&writer, "finished_at");
+  json::WriteString(&writer, result.finished_at);
+  json::WriteKey(&writer, "duration_seconds");
+  writer.Double(result.duration_seconds);
+  json::WriteKey(&writer, "max_parallel");
+  writer.Int(result.max_parallel);
+  json::WriteKey(&writer, "max_parallel_local");
+  writer.Int(result.max_parallel_local);
+  json::WriteKey(&writer, "counts");
+  writer.StartObject();
+  json::WriteKey(&writer, "total");
+  writer.Int(static_cast<int>(result.cases.size()));
+  for (RunStatus status :
+       {RunStatus::kPassed, RunStatus::kFailed, RunStatus::kTimeout, RunStatus::kHangDetected,
+        RunStatus::kCancelled, RunStatus::kOutOfMemory, RunStatus::kError}) {
+    int count = 0;
+    for (const CaseOutcome& outcome : result.cases) count += outcome.result.status == status;
+    json::WriteKey(&writer, RunStatusName(status));
+    writer.Int(count);
+  }
+  writer.EndObject();
+  json::WriteKey(&writer, "sessions");
+  writer.StartArray();
+  for (const SessionReport& session : result.sessions) {
+    writer.StartObject();
+    json::WriteKey(&writer, "scenario");
+    json::WriteString(&writer, session.scenario);
+    json::WriteKey(&writer, "cases");
+    writer.Int(session.cases);
+    json::WriteKey(&writer, "shared");
+    writer.Bool(!session.stats.empty());
+    json::WriteKey(&writer, "stats");
+    writer.StartObject();
+    for (const auto& [key, value] : session.stats) {
+      json::WriteKey(&writer, key);
+      json::WriteString(&writer, value);
+    }
+    writer.EndObject();
+    writer.EndObject();
+  }
+  writer.EndArray();
+  json::WriteKey(&writer, "cases");
+  writer.StartArray();
+  for (const CaseOutcome& outcome : result.cases) {
+    writer.StartObject();
+    json::WriteKey(&writer, "index");
+    writer.Int(outcome.entry.index);
+    json::WriteKey(&writer, "name");
+    json::WriteString(&writer, CaseLabel(outcome));
+    json::WriteKey(&writer, "origin");
+    json::WriteString(&writer, outcome.entry.origin);
+    json::WriteKey(&writer, "scenario");
+    json::WriteString(&writer, outcome.scenario);
+    json::WriteKey(&writer, "status");
+    json::WriteString(&writer, RunStatusName(outcome.result.status));
+    json::WriteKey(&writer, "exit_code");
+    writer.Int(ExitCodeFor(outcome.result));
+    json::WriteKey(&writer, "job_id");
+    json::WriteString(&writer, outcome.job_id);
+    json::WriteKey(&writer, "work_dir");
+    json::WriteString(&writer, outcome.result.work_dir);
+    json::WriteKey(&writer, "duration_seconds");
+    writer.Double(outcome.result.duration_seconds);
+    json::WriteKey(&writer, "result");
+    rapidjson::Document doc;
+    doc.Parse(ResultToJson(outcome.result).c_str());
+    if (doc.HasParseError()) {
+      writer.Null();
+    } else {
+      doc.Accept(writer);
+    }
+    writer.EndObject();
+  }
+  writer.EndArray();
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+std::string CasesToJUnit(const MultiRunResult& result) {
+  int failures = 0;
+  for (const CaseOutcome& outcome : result.cases) {
+    failures += outcome.result.status != RunStatus::kPassed;
+  }
+  char total_time[64];
+  std::snprintf(total_time, sizeof total_time, "%.3f", std::max(0.0, result.duration_seconds));
+  auto attr = [](const char* name, const std::string& value) {
+    return std::string(" ") + name + "=\"" + XmlEscape(value) + "\"";
+  };
+  const std::string tests = std::to_string(result.cases.size());
+  std::string xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  xml += "<testsuites" + attr("tests", tests) + attr("failures", std::to_string(failures)) +
+         attr("errors", "0") + attr("time", total_time) + ">\n";
+  xml += "  <testsuite" + attr("name", "trtllm-run") + attr("tests", tests) +
+         attr("failures", std::to_string(failures)) + attr("errors", "0") + attr("skipped", "0") +
+         attr("time", total_time) + attr("timestamp", result.started_at) + ">\n";
+  xml += "    <properties>\n      <property" + attr("name", "run_dir") +
+         attr("value", result.run_dir) + "/>\n    </properties>\n";
+  for (const CaseOutcome& outcome : result.cases) {
+    const RunResult& r = outcome.result;
+    char seconds[64];
+    std::snprintf(seconds, sizeof seconds, "%.3f", std::max(0.0, r.duration_seconds));
+    std::string scenario = outcome.scenario.empty() ? "unknown" : outcome.scenario;
+    std::string workflow = r.workflow_type.empty() ? "unknown" : r.workflow_type;
+    xml += "    <testcase" + attr("classname", "trtllm-run." + scenario + "." + workflow) +
+           attr("name", CaseLabel(outcome)) + attr("time", seconds) + ">\n";
+    xml += "      <properties>\n";
+    auto property = [&](const std::string& name, const std::string& value) {
+      xml += "        <property" + attr("name", name) + attr("value", value) + "/>\n";
+    };
+    property("status", RunStatusName(r.status));
+    property("origin", outcome.entry.origin);
+    property("work_dir", r.work_dir);
+    property("log_file", r.log_file);
+    if (!outcome.job_id.empty()) property("job_id", outcome.job_id);
+    xml += "      </properties>\n";
+    if (r.status != RunStatus::kPassed) {
+      std::string body;
+      if (!r.diagnosis.empty()) body += "Diagnosis:\n" + r.diagnosis + "\n";
+      if (!r.errors.empty()) {
+        body += "\nErrors:\n";
+        for (const std::string& error : r.errors) body += error + "\n";
+      }
+      body += "\nLog tail (" + r.log_file + "):\n";
+      for (const std::string& line : r.log_tail) body += line + "\n";
+      xml += "      <failure" + attr("type", RunStatusName(r.status)) + attr("message", r.reason) +
+             ">" + XmlEscape(body) + "</failure>\n";
+    }
+    std::string out;
+    for (const std::string& line : r.log_tail) out += line + "\n";
+    xml += "      <system-out>" + XmlEscape(out) + "</system-out>\n";
+    xml += "    </testcase>\n";
+  }
+  xml += "  </testsuite>\n</testsuites>\n";
+  return xml;
+}
+
+std::string FormatCasesTable(const MultiRunResult& result) {
+  std::vector<std::vector<std::string>> rows = {
+      {"#", "case", "scenario", "job id", "status", "duration", "work dir"}};
+  std::map<std::string, int> counts;
+  for (const CaseOutcome& outcome : result.cases) {
+    std::string label = CaseLabel(outcome);
+    if (label.size() > 48) label = label.substr(0, 45) + "...";
+    rows.push_back({std::to_string(outcome.entry.index), label, outcome.scenario,
+                    outcome.job_id.empty() ? "-" : outcome.job_id,
+                    RunStatusName(outcome.result.status), Seconds(outcome.result.duration_seconds),
+                    outcome.result.work_dir.empty() ? "-" : outcome.result.work_dir});
+    ++counts[RunStatusName(outcome.result.status)];
+  }
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string text;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size()) line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    text += line + "\n";
+  }
+  text += std::to_string(result.cases.size()) + " cases:";
+  for (const auto& [status, count] : counts) text += " " + status + " " + std::to_string(count);
+  text += "\ncombined result: " + result.run_dir + "/result.json";
+  return text;
+}
+
+}  // namespace trtllm_run

@@ -1,0 +1,354 @@
+// `trtllm-run run --cases FILE` through the real binary: many cases planned first (a bad
+// one stops everything before any work dir or job exists), run within the concurrency
+// bounds, Slurm jobs followed by ONE shared watcher, the combined reports, Ctrl-C.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_harness.h"
+#include "slurm_test_util.h"
+
+namespace fs = std::filesystem;
+using namespace trtllm_run_test;
+
+namespace {
+
+std::string Str(const rapidjson::Value& doc, const char* key) {
+  return doc.HasMember(key) && doc[key].IsString() ? doc[key].GetString() : "<missing>";
+}
+
+// The combined result.json of the run: the only cases_* dir under work_dirs.
+rapidjson::Document ReadCombined(const std::string& repo, std::string* run_dir = nullptr) {
+  std::string found;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(repo + "/work_dirs", error)) {
+    if (entry.path().filename().string().rfind("cases_", 0) == 0) found = entry.path().string();
+  }
+  if (run_dir) *run_dir = found;
+  return ReadResultJson(found);
+}
+
+std::vector<std::string> WorkDirs(const std::string& repo) {
+  std::vector<std::string> dirs;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(repo + "/work_dirs", error)) {
+    if (entry.path().filename().string().rfind("cases_", 0) != 0) {
+      dirs.push_back(entry.path().string());
+    }
+  }
+  return dirs;
+}
+
+std::map<std::string, int> Counts(const rapidjson::Value& combined) {
+  std::map<std::string, int> counts;
+  for (const auto& item : combined["cases"].GetArray()) ++counts[Str(item, "status")];
+  return counts;
+}
+
+// Max number of [start, end] intervals open at once, from "start T" / "end T" lines.
+int MaxOverlap(const std::string& events) {
+  std::vector<std::pair<long long, int>> points;
+  std::istringstream in(events);
+  std::string kind;
+  long long at;
+  while (in >> kind >> at) points.push_back({at, kind == "start" ? 1 : -1});
+  std::sort(points.begin(), points.end());  // an end before a start at the same instant
+  int open = 0, most = 0;
+  for (const auto& point : points) most = std::max(most, open += point.second);
+  return most;
+}
+
+}  // namespace
+
+TEST_CASE("run --cases: local_direct cases within --max-parallel-local; table, JSON, JUnit",
+          "[cli][multi]") {
+  TempDir repo("trtllm_cases");
+  const std::string events = repo.path() + "/events";
+  std::string record = "echo start $(date +%s%N) >> " + events + "; sleep 1; echo end $(date " +
+                       "+%s%N) >> " + events;
+  WriteTextFile(repo.path() + "/cases.yaml",
+                "defaults:\n  scenario: local_direct\n  monitor_timeout: 1m\ncases:\n"
+                "  - {name: one, custom_cmd: '" +
+                    record +
+                    "'}\n"
+                    "  - {name: two, custom_cmd: '" +
+                    record +
+                    "'}\n"
+                    "  - {name: three, custom_cmd: '" +
+                    record +
+                    "; exit 1'}\n"
+                    "  - {name: four, custom_cmd: '" +
+                    record + "'}\n");
+  const std::string junit = repo.path() + "/junit.xml";
+  CliRun run = RunCli({"run", "--cases", repo.path() + "/cases.yaml", "--repo-root", repo.path(),
+                       "--max-parallel-local", "2", "--junit", junit, "--json"});
+  INFO(run.Describe());
+  CHECK(run.exit_code == 1);  // FAILED is the most severe verdict
+  CHECK(MaxOverlap(ReadTextFile(events)) == 2);
+
+  // The table on stderr, the combined JSON on stdout and in the run dir.
+  CHECK(run.stderr_text.find("job id") != std::string::npos);
+  CHECK(run.stderr_text.find("4 cases: FAILED 1 PASSED 3") != std::string::npos);
+  rapidjson::Document printed;
+  printed.Parse(run.stdout_text.c_str());
+  REQUIRE(!printed.HasParseError());
+  std::string run_dir;
+  rapidjson::Document combined = ReadCombined(repo.path(), &run_dir);
+  REQUIRE(combined.IsObject());
+  CHECK(Str(printed, "run_dir") == run_dir);
+  CHECK(combined["exit_code"].GetInt() == 1);
+  CHECK(combined["max_parallel_local"].GetInt() == 2);
+  CHECK(combined["counts"]["PASSED"].GetInt() == 3);
+  CHECK(combined["counts"]["FAILED"].GetInt() == 1);
+  REQUIRE(combined["cases"].Size() == 4);
+  const rapidjson::Value& third = combined["cases"][2];
+  CHECK(Str(third, "name") == "three");
+  CHECK(Str(third, "status") == "FAILED");
+  CHECK(Str(third, "scenario") == "local_direct");
+
+  // Each case has its own work dir with job_spec.json and result.json, as single runs.
+  std::vector<std::string> dirs = WorkDirs(repo.path());
+  CHECK(dirs.size() == 4);
+  for (const auto& item : combined["cases"].GetArray()) {
+    std::string work_dir = Str(item, "work_dir");
+    CHECK(fs::exists(work_dir + "/job_spec.json"));
+    rapidjson::Document own = ReadResultJson(work_dir);
+    REQUIRE(own.IsObject());
+    CHECK(Str(own, "status") == Str(item, "status"));
+  }
+  std::string xml = ReadTextFile(junit);
+  CHECK(xml.find("tests=\"4\" failures=\"1\"") != std::string::npos);
+  CHECK(xml.find("name=\"three\"") != std::string::npos);
+}
+
+TEST_CASE("run --cases: a plain list of test ids with shared options", "[cli][multi]") {
+  TempDir repo("trtllm_cases");
+  TempDir bin("trtllm_cases_bin");
+  fs::create_directories(repo.path() + "/tests");
+  WriteTextFile(repo.path() + "/tests/test_a.py",
+                "def test_ok():\n    pass\n\ndef test_bad():\n    assert False\n");
+  // A pytest stand-in: passes test_ok, fails anything else.
+  WriteTextFile(bin.path() + "/pytest",
+                "#!/bin/bash\ncase \"$*\" in\n"
+                "  *test_ok*) echo \"$* PASSED\"; echo '1 passed in 0.01s'; exit 0;;\n"
+                "  *) echo \"FAILED $* - assert False\"; echo '1 failed in 0.01s'; exit 1;;\n"
+                "esac\n");
+  ::chmod((bin.path() + "/pytest").c_str(), 0755);
+  WriteTextFile(repo.path() + "/ids.txt",
+                "# smoke list\n\ntests/test_a.py::test_ok\ntests/test_a.py::test_bad   # known\n");
+  CliOptions options;
+  options.args = {"run",        "--cases",        repo.path() + "/ids.txt",
+                  "--scenario", "local_direct",   "--repo-root",
+                  repo.path(),  "--skip-install", "true"};
+  options.cwd = repo.path();
+  options.env = {{"PATH", bin.path() + ":" + std::string(::getenv("PATH"))}};
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 1);
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 2);
+  CHECK(Str(combined["cases"][0], "name") == "tests/test_a.py::test_ok");
+  CHECK(Str(combined["cases"][0], "status") == "PASSED");
+  CHECK(Str(combined["cases"][1], "name") == "tests/test_a.py::test_bad");
+  CHECK(Str(combined["cases"][1], "status") == "FAILED");
+  CHECK(Str(combined["cases"][1], "origin").find("ids.txt:4") != std::string::npos);
+}
+
+TEST_CASE("run --cases: bad cases files are exit 2 before anything is written", "[cli][multi]") {
+  TempDir repo("trtllm_cases");
+  WriteTextFile(repo.path() + "/cases.yaml",
+                "- {custom_cmd: 'echo ok', scenario: local_direct}\n"
+                "- {custom_cmd: 'echo ok', scenario: local_direct, requird_devices: 2}\n");
+  CliRun run = RunCli({"run", "--cases", repo.path() + "/cases.yaml", "--repo-root", repo.path()});
+  INFO(run.Describe());
+  CHECK(run.exit_code == 2);
+  CHECK(run.stderr_text.find("cases.yaml:2") != std::string::npos);
+  CHECK(run.stderr_text.find("requird_devices") != std::string::npos);
+  CHECK(!fs::exists(repo.path() + "/work_dirs"));
+
+  CliRun missing = RunCli({"run", "--cases", repo.path() + "/nope.yaml"});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.stderr_text.find("nope.yaml") != std::string::npos);
+  CliRun zero = RunCli({"run", "--cases", repo.path() + "/cases.yaml", "--max-parallel", "0"});
+  CHECK(zero.exit_code == 2);
+  CliRun stray = RunCli({"run", "--custom-cmd", "echo", "--max-parallel", "3"});
+  CHECK(stray.exit_code == 2);
+  CHECK(stray.stderr_text.find("need --cases") != std::string::npos);
+}
+
+// ---- On the test cluster ----
+
+namespace {
+
+std::vector<std::string> SlurmArgs(const std::string& repo, const std::string& cases) {
+  return {"run",
+          "--cases",
+          cases,
+          "--scenario",
+          "local_slurm",
+          "--repo-root",
+          repo,
+          "--partition",
+          "batch",
+          "--skip-install",
+          "true",
+          "--container-runtime",
+          "none",
+          "--container-image",
+          "none",
+          "--kill-grace",
+          "5"};
+}
+
+// Jobs of this user whose name contains `marker`, in the queue or in accounting.
+std::string JobsNamed(const std::string& marker) {
+  return Shell(
+      "{ squeue -h -u $(id -un) -o %j; sacct -n -X -S now-10minutes -o JobName%200; } "
+      "2>/dev/null | grep -F " +
+      trtllm_run::ShellQuote(marker) + " || true");
+}
+
+}  // namespace
+
+TEST_CASE("run --cases: 30 Slurm cases, every verdict right, one shared watcher",
+          "[slurm][cli][multi]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_cases_slurm");
+  TempDir bin("trtllm_cases_bin");
+  // Every scontrol call is logged: the proof that one watcher asked for all jobs.
+  const std::string real_scontrol = Shell("command -v scontrol | tr -d '\\n'");
+  REQUIRE(!real_scontrol.empty());
+  const std::string log = bin.path() + "/scontrol.log";
+  WriteTextFile(bin.path() + "/scontrol",
+                "#!/bin/bash\necho \"$*\" >> " + log + "\nexec " + real_scontrol + " \"$@\"\n");
+  ::chmod((bin.path() + "/scontrol").c_str(), 0755);
+
+  const std::string marker = UniqueMarker("mc30");
+  std::map<std::string, std::string> expected;
+  std::string yaml = "cases:\n";
+  for (int i = 1; i <= 30; ++i) {
+    std::string name = marker + "_" + std::to_string(i), command, status, extra;
+    if (i % 10 == 3 || i % 10 == 6) {
+      command = "echo working; exit 1", status = "FAILED";
+    } else if (i == 9 || i == 19) {
+      command = "echo started; sleep 300", status = "TIMEOUT", extra = ", monitor_timeout: 6s";
+    } else if (i == 29) {
+      command = "echo starting; echo 'NCCL watchdog: Hang Detected on rank 0'; sleep 300";
+      status = "HANG_DETECTED";
+    } else {
+      command = "echo case " + std::to_string(i) + " ok", status = "PASSED";
+    }
+    expected[name] = status;
+    yaml += "  - {name: " + name + ", model_name: " + name + ", custom_cmd: \"" + command + "\"" +
+            extra + "}\n";
+  }
+  WriteTextFile(repo.path() + "/cases.yaml", yaml);
+  CliOptions options;
+  options.args = SlurmArgs(repo.path(), repo.path() + "/cases.yaml");
+  options.env = {{"PATH", bin.path() + ":" + std::string(::getenv("PATH"))}};
+  options.timeout_seconds = 300;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 5);  // HANG_DETECTED is the most severe verdict present
+  CHECK(run.seconds < 150);
+
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 30);
+  std::vector<std::string> ids;
+  for (const auto& item : combined["cases"].GetArray()) {
+    INFO(Str(item, "name") + ": " + Str(item["result"], "reason"));
+    CHECK(Str(item, "status") == expected[Str(item, "name")]);
+    std::string id = Str(item, "job_id");
+    CHECK(!id.empty());
+    ids.push_back(id);
+    CHECK(JobActiveStates(id).empty());
+    CHECK(WaitForFileText(Str(item, "work_dir") + "/slurm_job_id", 1) == id);
+  }
+  CHECK(Counts(combined) ==
+        std::map<std::string, int>{
+            {"PASSED", 21}, {"FAILED", 6}, {"TIMEOUT", 2}, {"HANG_DETECTED", 1}});
+  // One session, one watcher for all 30 jobs.
+  REQUIRE(combined["sessions"].Size() == 1);
+  const rapidjson::Value& stats = combined["sessions"][0]["stats"];
+  CHECK(Str(stats, "watchers") == "1");
+  CHECK(Str(stats, "jobs") == "30");
+  CHECK(Str(stats, "submits") == "30");
+  // The watcher's queries: batched ones ask the controller for all jobs at once (no id
+  // argument); a watcher per case would only ever ask for its one job (`show job ID`).
+  std::istringstream calls(ReadTextFile(log));
+  std::string line;
+  int batched = 0, single = 0;
+  while (std::getline(calls, line)) {
+    if (line == "--local -o show job") ++batched;
+    if (line.rfind("--local -o show job ", 0) == 0) ++single;
+  }
+  INFO("batched " << batched << ", single-job " << single << "\n" << ReadTextFile(log));
+  CHECK(batched >= 1);
+  // One watcher asks about once a second at most, whatever the number of jobs; thirty
+  // watchers would ask thirty times as often.
+  CHECK(batched + single <= 2 * run.seconds + 10);
+  CHECK(std::to_string(batched + single) == Str(stats, "controller_queries"));
+}
+
+TEST_CASE("run --cases: one bad case among good ones: exit 2, nothing submitted or written",
+          "[slurm][cli][multi]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_cases_slurm");
+  const std::string marker = UniqueMarker("mcbad");
+  WriteTextFile(repo.path() + "/cases.yaml",
+                "- {model_name: " + marker +
+                    "_a, custom_cmd: 'echo a'}\n"
+                    "- {model_name: " +
+                    marker +
+                    "_b, custom_cmd: 'echo b', partition: no_such_part}\n"
+                    "- {model_name: " +
+                    marker + "_c, custom_cmd: 'echo c'}\n");
+  CliRun run = RunCli(SlurmArgs(repo.path(), repo.path() + "/cases.yaml"));
+  INFO(run.Describe());
+  CHECK(run.exit_code == 2);
+  CHECK(run.stderr_text.find("cases.yaml:2 (case 2)") != std::string::npos);
+  CHECK(run.stderr_text.find("no_such_part") != std::string::npos);
+  CHECK(run.stderr_text.find("nothing was prepared or submitted") != std::string::npos);
+  CHECK(!fs::exists(repo.path() + "/work_dirs"));
+  CHECK(JobsNamed(marker).empty());
+}
+
+TEST_CASE("run --cases: Ctrl-C cancels every job: CANCELLED, exit 130, queue empty",
+          "[slurm][cli][multi]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_cases_slurm");
+  WriteTextFile(repo.path() + "/cases.yaml",
+                "- custom_cmd: 'echo one; sleep $((600 + 41))'\n"
+                "- custom_cmd: 'echo two; sleep $((600 + 42))'\n"
+                "- custom_cmd: 'echo three; sleep $((600 + 43))'\n"
+                "- custom_cmd: 'echo four; sleep $((600 + 44))'\n");
+  CliOptions options;
+  options.args = SlurmArgs(repo.path(), repo.path() + "/cases.yaml");
+  options.signal = SIGINT;
+  options.signal_when_process = "sleep 64";  // a job runs (two fit on the cluster at once)
+  options.timeout_seconds = 180;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.signal_sent);
+  CHECK(run.exit_code == 130);
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 4);
+  for (const auto& item : combined["cases"].GetArray()) {
+    CHECK(Str(item, "status") == "CANCELLED");
+    std::string id = Str(item, "job_id");
+    if (!id.empty()) CHECK(JobActiveStates(id).empty());
+  }
+  for (const char* sleep : {"sleep 641", "sleep 642", "sleep 643", "sleep 644"}) {
+    CHECK(WaitNoProcessWithMarker(sleep, 10));
+  }
+}
