@@ -1,8 +1,11 @@
 #!/bin/bash
-# Slurm watcher benchmark (bench/README.md): 50 concurrent 5 s jobs watched by trtllm-run's
-# SlurmWatcher and by a naive one-squeue-per-job-per-second watcher; scheduler RPCs per
-# job-minute (sdiag, sacctmgr show stats), median delay job end -> verdict, SSH connections
-# per remote run. Needs root (the test services) and about 6 minutes.
+# Slurm watcher benchmark (bench/README.md): 50 and 200 concurrent 5 s jobs watched by
+# trtllm-run's SlurmWatcher and by a naive one-squeue-per-job-per-second watcher (scheduler
+# RPCs per job-minute, delay job end -> verdict, watcher CPU); a remote watch over the
+# loopback sshd against a naive `ssh HOST squeue -j ID` poller (SSH connections and round
+# trips per job-minute); peak RSS while watching 1,000 held jobs. Needs root (the test
+# services) and about 9 minutes. Every job is named trtllm-bench-<pid> and cancelled at the
+# end, on failure and on interrupt.
 #   bench/slurm_watch.sh [slurm_watch_bench options]   (BUILD_DIR: the build, default build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
