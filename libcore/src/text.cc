@@ -11,6 +11,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <mutex>
+#include <set>
 
 namespace trtllm_run {
 namespace {
@@ -95,6 +97,16 @@ mode_t CurrentUmask() {
     }
   }
   return 022;
+}
+
+// Whether this process created `path` with WriteFileAtomic without syncing it; with
+// `add`, records that it did.
+bool CreatedUnsynced(const std::string& path, bool add) {
+  static std::mutex mutex;
+  static std::set<std::string> paths;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (add) return paths.insert(path).second;
+  return paths.count(path) != 0;
 }
 
 }  // namespace
@@ -325,17 +337,27 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
   }
   // mkstemp creates 0600; give the file the mode a plain open(O_CREAT, 0666) would.
   if (fchmod(fd, 0666 & ~CurrentUmask()) != 0) return fail("setting the file mode", errno);
-  if (fsync(fd) != 0) return fail("fsync", errno);
+  // Only a replaced file is synced (contents before the rename, then the directory): an
+  // OS crash must not turn a good old version into an empty or missing one. A new file
+  // has no old version to lose, nor has a file this process created unsynced (a plan
+  // writes job_spec.json twice); syncing those cost a plan most of its time (each fsync
+  // waits for a journal commit), so they reach the disk with the next writeback.
+  struct stat existing {};
+  const bool replaces = lstat(path.c_str(), &existing) == 0 && !CreatedUnsynced(path, false);
+  if (replaces && fsync(fd) != 0) return fail("fsync", errno);
   int closed = close(fd);
   fd = -1;
   if (closed != 0) return fail("closing", errno);
   if (rename(temp.c_str(), path.c_str()) != 0) return fail("renaming the temporary file", errno);
+  if (!replaces) CreatedUnsynced(path, true);
 
-  // Persist the rename itself; a failure here does not undo the (already visible) write.
-  int dir_fd = open(ParentDir(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd >= 0) {
-    fsync(dir_fd);
-    close(dir_fd);
+  if (replaces) {
+    // Persist the rename itself; a failure here does not undo the (already visible) write.
+    int dir_fd = open(ParentDir(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0) {
+      fsync(dir_fd);
+      close(dir_fd);
+    }
   }
   return Status::Ok();
 }

@@ -34,8 +34,13 @@ TRTLLM_RUN_API Result<int> ParseDurationSeconds(std::string_view text, std::stri
 // ("Llama-3.1-8B-Instruct" -> "llama_3_1_8b_instruct"). Empty when nothing is left.
 TRTLLM_RUN_API std::string SanitizeModelName(std::string_view raw);
 
-// Writes `contents` to `path` atomically: a temp file in the same directory, fsync,
-// rename. On any failure the old file (if any) is untouched and no temp file remains.
+// Writes `contents` to `path` atomically: a temp file in the same directory, then a
+// rename; readers see the old file or the new one, never a part. On any failure the old
+// file (if any) is untouched and no temp file remains. Durability: when `path` already
+// exists, the new contents and the rename are fsynced, so an OS crash leaves the old or
+// the new version; a new file (or one this process created with WriteFileAtomic and
+// rewrites) is not synced: after an OS crash it may be missing or empty, having had no
+// synced version to lose.
 TRTLLM_RUN_API Status WriteFileAtomic(const std::string& path, std::string_view contents);
 
 // Reads a whole file.
