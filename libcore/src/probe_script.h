@@ -16,10 +16,12 @@ namespace trtllm_run {
 namespace probe {
 
 // Defines, for the script that follows: $M (the marker), $D (a private temp dir,
-// removed on exit), `q NAME CMD...` (runs CMD under `timeout`, stdin from /dev/null,
+// removed by a background `rm` when the script exits, so that the caller need not wait
+// for it), `q NAME CMD...` (runs CMD under `timeout`, stdin from /dev/null,
 // keeping stdout, stderr and the exit status as section NAME), `put NAME TEXT` (a
 // section computed by the script) and `emit_all` (prints every section:
-// "<marker> <name> <status> <stdout bytes> <stderr bytes>\n" then the bytes).
+// "<marker> <name> <status> <stdout bytes> <stderr bytes>\n" then the bytes, with one
+// `wc` and one `cat` for all sections; needs bash >= 4 for an associative array).
 std::string Prelude(const std::string& marker, int command_timeout_seconds);
 
 // "@@trtllm-run-<16 random hex digits>@@".

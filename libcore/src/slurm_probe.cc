@@ -22,7 +22,7 @@ std::string Prelude(const std::string& marker, int command_timeout_seconds) {
   return "M=" + ShellQuote(marker) +
          "\n"
          "D=$(mktemp -d \"${TMPDIR:-/tmp}/trtllm-run-probe.XXXXXX\") || exit 97\n"
-         "trap 'rm -rf \"$D\"' EXIT\n"
+         "trap 'rm -rf \"$D\" </dev/null >/dev/null 2>&1 &' EXIT\n"
          "T=\n"
          "if command -v timeout >/dev/null 2>&1; then T=\"timeout -k 5 " +
          timeout +
@@ -39,15 +39,21 @@ std::string Prelude(const std::string& marker, int command_timeout_seconds) {
          "  echo 0 >\"$D/$1.rc\"\n"
          "}\n"
          "emit_all() {\n"
-         "  local f n\n"
-         "  for f in \"$D\"/*.rc; do\n"
+         "  local f n rc size path\n"
+         "  local -a parts=()\n"
+         "  local -A bytes=()\n"
+         "  cd \"$D\" || return\n"
+         "  while read -r size path; do bytes[$path]=$size; done < <(LC_ALL=C wc -c -- *.out "
+         "*.err 2>/dev/null)\n"
+         "  for f in *.rc; do\n"
          "    [ -e \"$f\" ] || continue\n"
-         "    n=${f##*/}\n"
-         "    n=${n%.rc}\n"
-         "    printf '%s %s %s %s %s\\n' \"$M\" \"$n\" \"$(cat \"$f\")\" "
-         "$(($(wc -c <\"$D/$n.out\"))) $(($(wc -c <\"$D/$n.err\")))\n"
-         "    cat \"$D/$n.out\" \"$D/$n.err\"\n"
+         "    n=${f%.rc}\n"
+         "    read -r rc <\"$f\"\n"
+         "    printf '%s %s %s %s %s\\n' \"$M\" \"$n\" \"$rc\" \"${bytes[$n.out]:-0}\" "
+         "\"${bytes[$n.err]:-0}\" >\"$n.hdr\"\n"
+         "    parts+=(\"$n.hdr\" \"$n.out\" \"$n.err\")\n"
          "  done\n"
+         "  [ ${#parts[@]} -eq 0 ] || cat -- \"${parts[@]}\"\n"
          "}\n";
 }
 
@@ -61,7 +67,10 @@ std::string RandomMarker() {
 
 Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std::string& marker,
                         const std::string& what) {
-  Result<CommandOutput> run = scenario.Run({"bash", "-s"}, script);
+  // In braces, bash reads the whole script before running any of it: background
+  // subshells then cannot disturb its reading (they do when stdin is a regular file:
+  // each forked bash may seek the shared offset).
+  Result<CommandOutput> run = scenario.Run({"bash", "-s"}, "{\n" + script + "\n}\n");
   if (!run.ok()) return run.status().WithContext(what + " on " + scenario.Name());
   const CommandOutput& output = run.value();
   Result<ProbeOutput> parsed = ParseProbeStream(output.stdout_text, marker);
@@ -188,7 +197,13 @@ std::string SlurmProbeScript(const ProbeOptions& options, const std::string& mar
   script += probe::Prelude(marker, options.command_timeout_seconds);
   script += "F=" + ShellQuote(filter) + "\n";
   script += std::string("CHECK=") + (options.check_access ? "1" : "0") + "\n";
-  script += R"SH(U=$(id -un 2>/dev/null || whoami 2>/dev/null || printf '%s' "${USER:-}")
+  script += R"SH(# The login name: bash's prompt expansion of \u (getpwuid, no process), else id.
+U=
+if [ "${BASH_VERSINFO[0]:-0}" -gt 4 ] || { [ "${BASH_VERSINFO[0]:-0}" = 4 ] && [ "${BASH_VERSINFO[1]:-0}" -ge 4 ]; }; then
+  u='\u'
+  eval 'U=${u@P}'
+fi
+case "$U" in ''|*\\u*) U=$(id -un 2>/dev/null || whoami 2>/dev/null || printf '%s' "${USER:-}") ;; esac
 put user "$U"
 miss=
 for t in sacctmgr sinfo; do command -v "$t" >/dev/null 2>&1 || miss="$miss $t"; done
@@ -200,36 +215,132 @@ if [ -n "$miss" ]; then
   emit_all
   exit 0
 fi
-q defacct sacctmgr -nP show user "$U" format=DefaultAccount &
-P1=$!
-q assoc sacctmgr -nP show assoc where user="$U" format=account &
-P2=$!
-q sinfo sinfo -h -o '%P|%a|%l|%D|%G' &
-P3=$!
-if command -v scontrol >/dev/null 2>&1; then q nodes scontrol -o show node & fi
+# The accounts come from slurmctld's association cache (`scontrol show assoc_mgr`: one
+# RPC answered from memory, what slurmctld enforces at submission); only when it holds
+# no association of the user (accounting disabled, the query failed, the user is not
+# listed) from slurmdbd with sacctmgr (~200 ms), started as soon as that is known.
+# Section assoc_mgr keeps the cache's lines about the user (not the other records).
+AM=
+if command -v scontrol >/dev/null 2>&1; then
+  { $T scontrol -o show assoc_mgr users="$U" flags=users,assoc >"$D/am.raw" 2>"$D/assoc_mgr.err" </dev/null; echo $? >"$D/am.status"; } </dev/null &
+  AM=$!
+  q nodes scontrol -o show node &
+fi
 if command -v srun >/dev/null 2>&1; then q mpi srun --mpi=list & fi
-wait "$P1" "$P2" "$P3"
-first() { sed -n 's/^[[:space:]]*//; s/[[:space:]]*$//; /./{p;q;}' "$1"; }
+q sinfo sinfo -h -o '%P|%a|%l|%D|%G' &
+SI=$!
+DA=
 A=
-[ "$(cat "$D/defacct.rc")" = 0 ] && A=$(first "$D/defacct.out")
-[ -z "$A" ] && [ "$(cat "$D/assoc.rc")" = 0 ] && A=$(first "$D/assoc.out")
-put access_account "$A"
-if [ "$CHECK" = 1 ] && command -v sbatch >/dev/null 2>&1 && [ "$(cat "$D/sinfo.rc")" = 0 ]; then
-  seen=' '
+FB=1
+if [ -n "$AM" ]; then
+  wait "$AM"
+  read -r rc <"$D/am.status"
+  lft=
+  while IFS= read -r l || [ -n "$l" ]; do
+    case "$l" in
+      "UserName=$U("*)
+        x=${l#* DefAccount=}
+        [ "$x" = "$l" ] || DA=${x%% *}
+        ;;
+      ClusterName=*" UserName=$U("*)
+        x=${l#* Lft=}
+        x=${x%% *}
+        case "$x" in ''|*[!0-9]*) x=999999999999 ;; esac
+        if [ -z "$lft" ] || [ "$x" -lt "$lft" ]; then
+          lft=$x
+          A=${l#* Account=}
+          A=${A%% *}
+        fi
+        ;;
+      ClusterName=*|UserName=*|[[:space:]]*) continue ;;
+    esac
+    printf '%s\n' "$l"
+  done <"$D/am.raw" >"$D/assoc_mgr.out"
+  echo "$rc" >"$D/assoc_mgr.rc"
+  if [ "$rc" = 0 ] && [ -n "$lft" ]; then
+    FB=
+    [ -n "$DA" ] && A=$DA
+  else
+    DA=
+    A=
+  fi
+fi
+if [ -n "$FB" ]; then
+  q defacct sacctmgr -nP show user "$U" format=DefaultAccount &
+  q assoc sacctmgr -nP show assoc where user="$U" format=account &
+fi
+wait "$SI"
+# Access checks (sbatch --test-only), in the order the default partition is chosen: plain
+# names, then *-backfill, then *-hp/*-admin, sinfo's default first within each. Only the
+# first is checked, the others (concurrently) only when it is refused: the first accepted
+# one is the default. Without --account a check uses the user's default account, the
+# same as --account=<DefaultAccount>; when there is no DefaultAccount but an
+# association, the checks are redone with --account=<that account> below.
+order=
+order_partitions() {
+  local p a rest d r l0= l0d= l1= l1d= l2= l2d= seen=' '
   while IFS='|' read -r p a rest; do
-    p=${p%\*}
-    [ "$a" = up ] || continue
+    d=
+    case "$p" in *\*) p=${p%\*}; d=d ;; esac
+    [ -n "$p" ] && [ "$a" = up ] || continue
     case "$seen" in *" $p "*) continue ;; esac
     seen="$seen$p "
     if [ -n "$F" ]; then case "$F" in *" $p "*) ;; *) continue ;; esac; fi
-    if [ -n "$A" ]; then
-      q "access=$p" sbatch --test-only --partition="$p" --account="$A" --nodes=1 --time=00:01:00 --ntasks=1 --wrap=true &
-    else
-      q "access=$p" sbatch --test-only --partition="$p" --nodes=1 --time=00:01:00 --ntasks=1 --wrap=true &
-    fi
+    case "$p" in *-backfill) r=1 ;; *-hp|*-admin) r=2 ;; *) r=0 ;; esac
+    case "$r$d" in
+      0) l0="$l0$p " ;; 0d) l0d="$l0d$p " ;; 1) l1="$l1$p " ;; 1d) l1d="$l1d$p " ;;
+      2) l2="$l2$p " ;; *) l2d="$l2d$p " ;;
+    esac
   done <"$D/sinfo.out"
+  order="$l0d$l0$l1d$l1$l2d$l2"
+}
+check() {  # $1 partition, $2 account ("" = the user's default)
+  if [ -n "$2" ]; then
+    q "access=$1" sbatch --test-only --partition="$1" --account="$2" --nodes=1 --time=00:01:00 --ntasks=1 --wrap=true
+  else
+    q "access=$1" sbatch --test-only --partition="$1" --nodes=1 --time=00:01:00 --ntasks=1 --wrap=true
+  fi
+}
+checks() {  # $1 account
+  local best=${order%% *} rest=${order#* } p rc=
+  [ -n "$best" ] || return 0
+  check "$best" "$1"
+  read -r rc <"$D/access=$best.rc"
+  [ "$rc" = 0 ] && return 0
+  set -f
+  for p in $rest; do check "$p" "$1" & done
+  set +f
+  wait
+}
+read -r rc <"$D/sinfo.rc"
+CHECKED=
+if [ "$CHECK" = 1 ] && command -v sbatch >/dev/null 2>&1 && [ "$rc" = 0 ]; then
+  order_partitions
+  checks ""
+  CHECKED=1
 fi
 wait
+first_line() {  # LINE= the first non-blank line of file $1, trimmed
+  local l
+  LINE=
+  while IFS= read -r l || [ -n "$l" ]; do
+    l=${l#"${l%%[![:space:]]*}"}
+    l=${l%"${l##*[![:space:]]}"}
+    if [ -n "$l" ]; then LINE=$l; return; fi
+  done <"$1"
+}
+if [ -n "$FB" ]; then
+  read -r rc <"$D/defacct.rc"
+  [ "$rc" = 0 ] && first_line "$D/defacct.out" && DA=$LINE
+  A=$DA
+  read -r rc <"$D/assoc.rc"
+  [ -z "$A" ] && [ "$rc" = 0 ] && first_line "$D/assoc.out" && A=$LINE
+fi
+put access_account "$A"
+if [ -n "$CHECKED" ] && [ -z "$DA" ] && [ -n "$A" ]; then
+  rm -f "$D"/access=*
+  checks "$A"
+fi
 emit_all
 )SH";
   return script;
@@ -358,6 +469,69 @@ std::vector<NodeInfo> ParseScontrolNodes(std::string_view text) {
   return nodes;
 }
 
+AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user) {
+  // Records: a line starting with UserName= (a user) or ClusterName= (an association),
+  // and in the multi-line format the indented lines after it.
+  struct Association {
+    std::string account;
+    bool mine = false;               // UserName=<user>(<uid>); "" is an account's own
+    unsigned long long lft = ~0ULL;  // unknown: last
+  };
+  std::vector<Association> associations;
+  AssocMgrUser result;
+  enum { kNone, kUser, kAssociation } record = kNone;
+  const std::string owner = "UserName=" + user + "(";
+  bool my_user_record = false;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    std::vector<std::string> words = SplitWords(line);
+    if (words.empty()) continue;
+    if (!std::isspace(static_cast<unsigned char>(line[0]))) {
+      record = kNone;
+      if (words[0].rfind("UserName=", 0) == 0) {
+        record = kUser;
+        my_user_record = words[0].rfind(owner, 0) == 0;
+      } else if (words[0].rfind("ClusterName=", 0) == 0) {
+        record = kAssociation;
+        associations.emplace_back();
+      }
+    }
+    if (record == kNone) continue;
+    for (const std::string& word : words) {
+      size_t eq = word.find('=');
+      if (eq == std::string::npos) continue;
+      std::string key = word.substr(0, eq), value = word.substr(eq + 1);
+      if (record == kUser) {
+        if (my_user_record && key == "DefAccount") result.default_account = value;
+        continue;
+      }
+      Association& association = associations.back();
+      if (key == "Account") {
+        association.account = value;
+      } else if (key == "UserName") {
+        association.mine = word.rfind(owner, 0) == 0;
+      } else if (key == "Lft" && !value.empty() && value.size() < 20 &&
+                 std::all_of(value.begin(), value.end(),
+                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        association.lft = std::stoull(value);
+      }
+    }
+  }
+  std::stable_sort(associations.begin(), associations.end(),
+                   [](const Association& a, const Association& b) { return a.lft < b.lft; });
+  for (const Association& association : associations) {
+    if (association.mine && !association.account.empty() &&
+        !Contains(result.accounts, association.account)) {
+      result.accounts.push_back(association.account);
+    }
+  }
+  return result;
+}
+
 std::optional<int> GpusPerNodeFromGres(std::string_view gres) {
   for (std::string element : GresElements(gres)) {
     if (element.rfind("gpu:", 0) != 0) continue;
@@ -461,9 +635,20 @@ SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& option
     missing_optional = SplitWords(optional->out);
   }
 
-  // Accounts: the associations, and the user's DefaultAccount (else the first one).
+  // Accounts: the associations, and the user's DefaultAccount (else the first one);
+  // from slurmctld's association cache, else (no association of the user there) from
+  // the sacctmgr queries the script ran instead.
+  AssocMgrUser cached;
+  const ProbeSection* assoc_mgr = output.Find("assoc_mgr");
+  if (assoc_mgr != nullptr && assoc_mgr->exit_code == 0) {
+    cached = ParseAssocMgr(assoc_mgr->out, env.user);
+  }
   const ProbeSection* assoc = output.Find("assoc");
-  if (assoc != nullptr && assoc->exit_code == 0) {
+  if (!cached.accounts.empty()) {
+    env.accounts = cached.accounts;
+    env.default_account =
+        cached.default_account.empty() ? cached.accounts.front() : cached.default_account;
+  } else if (assoc != nullptr && assoc->exit_code == 0) {
     for (const std::string& line : NonEmptyLines(assoc->out)) {
       if (!Contains(env.accounts, line)) env.accounts.push_back(line);
     }
@@ -472,7 +657,9 @@ SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& option
                          "; accounts unavailable");
   }
   const ProbeSection* defacct = output.Find("defacct");
-  if (defacct != nullptr && defacct->exit_code == 0 && !FirstLine(defacct->out).empty()) {
+  if (!cached.accounts.empty()) {
+    // Taken from the cache above.
+  } else if (defacct != nullptr && defacct->exit_code == 0 && !FirstLine(defacct->out).empty()) {
     env.default_account = FirstLine(defacct->out);
   } else if (!env.accounts.empty()) {
     env.default_account = env.accounts.front();

@@ -280,6 +280,36 @@ TEST_CASE("env: without accounting, partitions come back and the errors say why"
   CHECK(AnyContains(errors, "no SLURM account associations for user root"));
 }
 
+TEST_CASE("env: accounts from the controller's cache, slurmdbd only without it", "[slurm]") {
+  // sacctmgr on PATH logs each call and runs the real one.
+  TempDir dir;
+  std::string log = dir.path() + "/sacctmgr.log";
+  std::string wrapper = dir.path() + "/sacctmgr";
+  WriteTextFile(wrapper, "#!/bin/bash\necho \"$*\" >>" + log + "\nexec /usr/bin/sacctmgr \"$@\"\n");
+  fs::permissions(wrapper, fs::perms::owner_all);
+  std::string path = dir.path() + ":" + std::getenv("PATH");
+
+  CliOptions options;
+  options.args = {"env"};
+  options.env = {{"PATH", path}};
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 0);
+  rapidjson::Document doc = Json(run);
+  CheckAgainstSlurm(doc, "root");  // what sacctmgr itself says, in its order
+  CHECK_FALSE(fs::exists(log));    // ... without asking slurmdbd
+
+  // trtllm-noacct's controller holds no associations: sacctmgr is asked (and fails).
+  options.env = {{"PATH", path}, {"SLURM_CONF", kNoAcctConf}};
+  CliRun noacct = RunCli(options);
+  INFO(noacct.Describe());
+  CHECK(noacct.exit_code == 2);
+  std::vector<std::string> calls = Lines(ReadTextFile(log));  // run concurrently
+  std::sort(calls.begin(), calls.end());
+  CHECK(calls == std::vector<std::string>{"-nP show assoc where user=root format=account",
+                                          "-nP show user root format=DefaultAccount"});
+}
+
 TEST_CASE("env: partition filter, and account/partition validation", "[slurm]") {
   CliRun filtered = RunCli({"env", "--partitions", "cpu"});
   INFO(filtered.Describe());

@@ -3,9 +3,11 @@
 // with bash (stand-in Slurm commands where the point is concurrency and counting).
 #include "trtllm_run/slurm_probe.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -32,6 +34,12 @@ SlurmEnv EnvFromFixture(const std::string& name, const ProbeOptions& options = {
   Result<ProbeOutput> output = ParseProbeStream(SlurmFixture(name), "@@fixture@@");
   REQUIRE(output.ok());
   return SlurmEnvFromProbe(output.value(), options);
+}
+
+std::string CurrentUser() {
+  const struct passwd* entry = ::getpwuid(::getuid());
+  REQUIRE(entry != nullptr);
+  return entry->pw_name;
 }
 
 bool HasError(const SlurmEnv& env, const std::string& needle) {
@@ -305,11 +313,39 @@ TEST_CASE("text format", "[slurm_probe]") {
 
 namespace {
 
+// `scontrol -o show assoc_mgr users=root flags=users,assoc` on trtllm-test, as the probe
+// keeps it (the lines about root; the limits fields after DefAssoc= cut here): Lft
+// orders root's associations proj2, research, root, as sacctmgr lists them.
+const char kAssocMgrRoot[] =
+    "Current Association Manager state\n"
+    "User Records\n"
+    "UserName=root(0) DefAccount=research DefWckey= AdminLevel=Administrator\n"
+    "Association Records\n"
+    "ClusterName=trtllm-test Account=root UserName=root(0) Partition= Priority=0 ID=2 "
+    "SharesRaw/Norm/Level/Factor=1/18446744073709551616.00/1/0.00 "
+    "UsageRaw/Norm/Efctv=0.00/1.00/0.00 ParentAccount= Lft=14 DefAssoc=No\n"
+    "ClusterName=trtllm-test Account=proj2 UserName=root(0) Partition= Priority=0 ID=6 "
+    "SharesRaw/Norm/Level/Factor=1/18446744073709551616.00/1/0.00 "
+    "UsageRaw/Norm/Efctv=0.00/1.00/0.00 ParentAccount= Lft=3 DefAssoc=No\n"
+    "ClusterName=trtllm-test Account=research UserName=root(0) Partition= Priority=0 ID=5 "
+    "SharesRaw/Norm/Level/Factor=1/18446744073709551616.00/1/0.00 "
+    "UsageRaw/Norm/Efctv=0.00/1.00/0.00 ParentAccount= Lft=11 DefAssoc=Yes\n";
+
+// The same on a cluster whose controller has no association data (trtllm-noacct).
+const char kAssocMgrEmpty[] =
+    "Current Association Manager state\n"
+    "No users currently cached in Slurm.\n"
+    "No associations currently cached in Slurm.\n";
+
 // A directory of stand-in Slurm commands: each logs its argv, sleeps `delay`, prints
 // the output captured from the real cluster.
 class FakeSlurm {
  public:
-  explicit FakeSlurm(double delay) {
+  // `refused`: a case pattern of the sbatch arguments the fake refuses; `assoc_mgr`: what
+  // `scontrol show assoc_mgr` prints (root's records become the current user's), on
+  // stderr when it exits with `assoc_mgr_exit` != 0.
+  explicit FakeSlurm(double delay, const std::string& refused = "*restricted*",
+                     std::string assoc_mgr = kAssocMgrRoot, int assoc_mgr_exit = 0) {
     dir_ = fs::temp_directory_path() / ("trtllm_run_fake_slurm_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
     Result<ProbeOutput> output = ParseProbeStream(SlurmFixture("root.stream"), "@@fixture@@");
@@ -327,12 +363,24 @@ class FakeSlurm {
       return "cat " + file + "\n";
     };
     write("sinfo", cat("sinfo"));
-    write("scontrol", cat("nodes"));
+    std::string nodes = cat("nodes");
+    std::string assoc_mgr_file = (dir_ / "assoc_mgr.txt").string();
+    const std::string me = "UserName=" + CurrentUser() + "(" + std::to_string(::getuid()) + ")";
+    for (size_t at = assoc_mgr.find("UserName=root(0)"); at != std::string::npos;
+         at = assoc_mgr.find("UserName=root(0)", at + me.size())) {
+      assoc_mgr.replace(at, 16, me);
+    }
+    std::ofstream(assoc_mgr_file) << assoc_mgr;
+    write("scontrol", "case \"$*\" in *assoc_mgr*) cat " + assoc_mgr_file +
+                          (assoc_mgr_exit != 0 ? " >&2; exit " + std::to_string(assoc_mgr_exit)
+                                               : std::string()) +
+                          " ;; *) " + nodes.substr(0, nodes.size() - 1) + " ;; esac\n");
     write("srun", cat("mpi"));
     std::string defacct = cat("defacct"), assoc = cat("assoc");
     write("sacctmgr", "case \"$*\" in *DefaultAccount*) " + defacct.substr(0, defacct.size() - 1) +
                           " ;; *) " + assoc.substr(0, assoc.size() - 1) + " ;; esac\n");
-    write("sbatch", "case \"$*\" in *restricted*) exit 1 ;; esac\necho 'sbatch: Job 1 to start'\n");
+    write("sbatch",
+          "case \"$*\" in " + refused + ") exit 1 ;; esac\necho 'sbatch: Job 1 to start'\n");
   }
   ~FakeSlurm() {
     std::error_code error;
@@ -381,15 +429,43 @@ TEST_CASE("the probe script runs its queries concurrently, one sinfo and one sco
   // one, the 10 commands would take 10 s.
   CHECK(seconds < 4 * delay);
   CHECK(fake.Calls("sinfo").size() == 1);
-  CHECK(fake.Calls("scontrol").size() == 1);
   CHECK(fake.Calls("srun").size() == 1);
-  CHECK(fake.Calls("sacctmgr").size() == 2);
-  CHECK(fake.Calls("sbatch").size() == 5);  // the up partitions
-  for (const std::string& call : fake.Calls("sbatch")) {
-    CHECK(call.find("--test-only") != std::string::npos);
-    CHECK(call.find("--account=research") != std::string::npos);
-  }
+  // The accounts come from the controller's association cache: no slurmdbd query.
+  std::vector<std::string> scontrol = fake.Calls("scontrol");
+  REQUIRE(scontrol.size() == 2);
+  CHECK(std::count(scontrol.begin(), scontrol.end(),
+                   "scontrol -o show assoc_mgr users=" + CurrentUser() + " flags=users,assoc") ==
+        1);
+  CHECK(fake.Calls("sacctmgr").empty());
+  CHECK(env.value().accounts == std::vector<std::string>{"proj2", "research", "root"});
+  CHECK(env.value().default_account == std::optional<std::string>("research"));
+  // One access check: the partition the access rule ranks first (batch, sinfo's default)
+  // was accepted, so it is the default and the others need no check. Without --account
+  // the check uses the user's default account (research, which the cache confirms).
+  std::vector<std::string> sbatch = fake.Calls("sbatch");
+  REQUIRE(sbatch.size() == 1);
+  CHECK(sbatch[0].find("--test-only") != std::string::npos);
+  CHECK(sbatch[0].find("--partition=batch ") != std::string::npos);
+  CHECK(sbatch[0].find("--account") == std::string::npos);
   CHECK(env.value().default_partition == std::optional<std::string>("batch"));
+  CHECK(env.value().errors.empty());
+}
+
+TEST_CASE("when the first-ranked partition is refused, the others are checked at once",
+          "[slurm_probe]") {
+  const double delay = 0.5;
+  FakeSlurm fake(delay, "*restricted*|*--partition=batch\\ *");
+  ScopedPath path(fake.dir());
+  std::unique_ptr<Scenario> local = MakeLocalScenario();
+  auto start = std::chrono::steady_clock::now();
+  Result<SlurmEnv> env = ProbeSlurm(*local, ProbeOptions{});
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  REQUIRE(env.ok());
+  CHECK(seconds < 5 * delay);               // sinfo, the first check, the others at once
+  CHECK(fake.Calls("sbatch").size() == 5);  // every up partition
+  // batch refused: the access rule's next plain name that was accepted (restricted is
+  // refused too), before batch-backfill.
+  CHECK(env.value().default_partition == std::optional<std::string>("debug"));
   CHECK(env.value().errors.empty());
 }
 
@@ -431,4 +507,99 @@ TEST_CASE("without access checks the default partition is sinfo's, unverified", 
   CHECK(env.default_partition == std::optional<std::string>("batch"));
   CHECK(env.errors.empty());
   CHECK(SlurmProbeScript(options, "@@m@@").find("CHECK=0") != std::string::npos);
+}
+
+TEST_CASE("without association data in the controller the probe asks slurmdbd", "[slurm_probe]") {
+  // The cache is empty (accounting disabled) or the query fails: the two sacctmgr
+  // queries run instead, as soon as that is known, beside the access checks.
+  const double delay = 1.0;
+  for (bool fails : {false, true}) {
+    FakeSlurm fake(
+        delay, "*restricted*",
+        fails ? "slurm_load_assoc_mgr_info error: Zero Bytes were transmitted\n" : kAssocMgrEmpty,
+        fails ? 1 : 0);
+    ScopedPath path(fake.dir());
+    std::unique_ptr<Scenario> local = MakeLocalScenario();
+    auto start = std::chrono::steady_clock::now();
+    Result<SlurmEnv> env = ProbeSlurm(*local, ProbeOptions{});
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    REQUIRE(env.ok());
+    CHECK(seconds < 4 * delay);  // {assoc_mgr, sinfo}, then {sacctmgr, the check}
+    CHECK(fake.Calls("sacctmgr").size() == 2);
+    // sacctmgr's answers (root.stream's): the same document as from the cache.
+    CHECK(env.value().accounts == std::vector<std::string>{"proj2", "research", "root"});
+    CHECK(env.value().default_account == std::optional<std::string>("research"));
+    CHECK(env.value().default_partition == std::optional<std::string>("batch"));
+    CHECK(env.value().errors.empty());
+  }
+}
+
+TEST_CASE("without a DefAccount in the cache the first association is checked", "[slurm_probe]") {
+  std::string no_default = kAssocMgrRoot;
+  no_default.replace(no_default.find("DefAccount=research"), 19, "DefAccount=");
+  FakeSlurm fake(0, "*restricted*", no_default);
+  ScopedPath path(fake.dir());
+  std::unique_ptr<Scenario> local = MakeLocalScenario();
+  Result<SlurmEnv> env = ProbeSlurm(*local, ProbeOptions{});
+  REQUIRE(env.ok());
+  CHECK(fake.Calls("sacctmgr").empty());
+  // The first association in sacctmgr's order (lowest Lft) is the default, and the
+  // access checks are redone with it.
+  CHECK(env.value().default_account == std::optional<std::string>("proj2"));
+  std::vector<std::string> sbatch = fake.Calls("sbatch");
+  REQUIRE(sbatch.size() == 2);
+  CHECK(sbatch[0].find("--account") == std::string::npos);
+  CHECK(sbatch[1].find("--partition=batch --account=proj2 ") != std::string::npos);
+}
+
+TEST_CASE("assoc_mgr records: the user's, ordered by Lft, either format", "[slurm_probe]") {
+  AssocMgrUser root = ParseAssocMgr(kAssocMgrRoot, "root");
+  CHECK(root.default_account == "research");
+  CHECK(root.accounts == std::vector<std::string>{"proj2", "research", "root"});
+  // The multi-line format, account records and other users' records among them, a
+  // per-partition association repeating an account, a user whose name is a prefix.
+  const char multi[] =
+      "Current Association Manager state\n\n"
+      "User Records\n\n"
+      "UserName=bob(1005) DefAccount=other DefWckey= AdminLevel=None\n"
+      "UserName=al(1003) DefAccount=gpu DefWckey= AdminLevel=None\n\n"
+      "Association Records\n\n"
+      "ClusterName=c Account=gpu UserName= Partition= Priority=0 ID=3\n"
+      "    ParentAccount=root(1) Lft=2 DefAssoc=No\n"
+      "ClusterName=c Account=gpu UserName=al(1003) Partition=big Priority=0 ID=9\n"
+      "    ParentAccount= Lft=7 DefAssoc=No\n"
+      "ClusterName=c Account=cpu UserName=al(1003) Partition= Priority=0 ID=8\n"
+      "    ParentAccount= Lft=5 DefAssoc=No\n"
+      "ClusterName=c Account=gpu UserName=al(1003) Partition= Priority=0 ID=4\n"
+      "    ParentAccount= Lft=3 DefAssoc=Yes\n"
+      "ClusterName=c Account=other UserName=alice(1004) Partition= Priority=0 ID=5\n"
+      "    ParentAccount= Lft=4 DefAssoc=Yes\n";
+  AssocMgrUser al = ParseAssocMgr(multi, "al");
+  CHECK(al.default_account == "gpu");
+  CHECK(al.accounts == std::vector<std::string>{"gpu", "cpu"});
+  CHECK(ParseAssocMgr(multi, "alice").accounts == std::vector<std::string>{"other"});
+  CHECK(ParseAssocMgr(multi, "alice").default_account.empty());  // no user record
+  AssocMgrUser nobody = ParseAssocMgr(kAssocMgrEmpty, "root");
+  CHECK(nobody.accounts.empty());
+  CHECK(nobody.default_account.empty());
+}
+
+TEST_CASE("the document prefers the cache and falls back to sacctmgr's sections", "[slurm_probe]") {
+  Result<ProbeOutput> output = ParseProbeStream(SlurmFixture("root.stream"), "@@fixture@@");
+  REQUIRE(output.ok());
+  ProbeOutput cached = output.value();
+  cached.sections.erase("defacct");
+  cached.sections.erase("assoc");
+  cached.sections["assoc_mgr"].out = kAssocMgrRoot;
+  SlurmEnv from_cache = SlurmEnvFromProbe(cached, {});
+  SlurmEnv from_slurmdbd = EnvFromFixture("root.stream");
+  CHECK(SlurmEnvToJson(from_cache) == SlurmEnvToJson(from_slurmdbd));
+  // A failed or empty cache query: sacctmgr's sections decide, errors and all.
+  ProbeOutput failed = ParseProbeStream(SlurmFixture("noassoc.stream"), "@@fixture@@").value();
+  failed.sections["assoc_mgr"].exit_code = 1;
+  failed.sections["assoc_mgr"].out = kAssocMgrRoot;  // ignored: the query failed
+  SlurmEnv env = SlurmEnvFromProbe(failed, {});
+  CHECK(env.accounts.empty());
+  CHECK(HasError(env, "no SLURM account associations for user noassoc"));
 }

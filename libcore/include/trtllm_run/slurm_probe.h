@@ -103,6 +103,18 @@ TRTLLM_RUN_API bool GresRequiresGpu(std::string_view gres);
 TRTLLM_RUN_API std::vector<std::string> ParsePmixPlugins(std::string_view text);
 TRTLLM_RUN_API std::optional<std::string> PreferredPmix(const std::vector<std::string>& available);
 
+// `scontrol -o show assoc_mgr users=USER flags=users,assoc` (slurmctld's association
+// cache; one-line or multi-line records, other users' and account-level records
+// ignored) -> `user`'s DefAccount ("" when not listed) and the accounts of its
+// associations, ordered by Lft (the order `sacctmgr show assoc where user=USER` lists
+// them in), duplicates (per-partition associations) removed. No accounts: the cache
+// holds no association of the user (accounting disabled, user unknown, ...).
+struct AssocMgrUser {
+  std::string default_account;
+  std::vector<std::string> accounts;
+};
+TRTLLM_RUN_API AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user);
+
 // The default-partition rule: among `accepted` (in `partitions` order) a plain name
 // beats *-backfill, which beats *-hp / *-admin; ties go to the partition sinfo marks
 // default, else the first. nullopt when none is accepted.
