@@ -222,8 +222,9 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
     CaseRequest own;
     std::smatch match;
     if (std::regex_match(id, match, kTimeout)) {
-      id = match[1].str();
+      // match refers into id: take both groups before id changes.
       own.monitor_timeout = match[2].str() + "m";
+      id = match[1].str();
     }
     entry.name = id;
     own.test_cmd = TestCommandForId(id);
