@@ -439,6 +439,11 @@ Result<RunResult> Runtime::ExecuteWorkDir(const std::string& dir, const RunOptio
     }
     return Status::Ok();
   };
+  // A finished work dir (perhaps from before work dirs had a lock file) is refused
+  // without creating one; a running one is refused by the lock, naming its holder.
+  if (fs::exists(fs::path(work_dir) / "result.json", error)) {
+    TRTLLM_RUN_RETURN_IF_ERROR(ran_before());
+  }
   Result<std::unique_ptr<WorkDirLock>> lock =
       WorkDirLock::Acquire(work_dir, /*record_holder=*/false);
   if (!lock.ok()) return lock.status();

@@ -149,6 +149,12 @@ TEST_CASE("fault: a second trtllm-run on a running work dir refuses and touches 
   CHECK(again.exit_code == 2);
   CHECK(Contains(again.stderr_text, work_dir + "/result.json exists"));
   CHECK(Snapshot(work_dir) == before);
+
+  // A finished work dir without a lock file (made before there was one) gets none.
+  fs::remove(work_dir + "/.lock");
+  CliRun old = RunCli({"exec", work_dir});
+  CHECK(old.exit_code == 2);
+  CHECK(!fs::exists(work_dir + "/.lock"));
 }
 
 TEST_CASE("fault: cancel and attach work on a work dir another trtllm-run holds", "[fault]") {
