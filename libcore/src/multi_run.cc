@@ -22,6 +22,7 @@
 #include <streambuf>
 #include <thread>
 
+#include "dir_util.h"
 #include "json_util.h"
 #include "trtllm_run/executor.h"
 #include "trtllm_run/process.h"
@@ -311,33 +312,6 @@ bool IsHostBound(const std::string& scenario) {
   return scenario == "local_direct" || scenario == "local_docker";
 }
 
-std::string Timestamp() {
-  std::time_t now = std::time(nullptr);
-  struct tm local {};
-  localtime_r(&now, &local);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y%m%d_%H%M%S", &local);
-  return buffer;
-}
-
-Result<std::string> CreateRunDir(const std::string& planned) {
-  std::error_code error;
-  fs::create_directories(fs::path(planned).parent_path(), error);
-  if (error) {
-    return Status::IoError("cannot create '" + fs::path(planned).parent_path().string() +
-                           "': " + error.message());
-  }
-  for (int attempt = 1; attempt < 1000; ++attempt) {
-    std::string candidate = attempt == 1 ? planned : planned + "_" + std::to_string(attempt);
-    if (::mkdir(candidate.c_str(), 0755) == 0) return candidate;
-    if (errno != EEXIST) {
-      return Status::IoError("cannot create the run dir '" + candidate +
-                             "': " + std::strerror(errno));
-    }
-  }
-  return Status::IoError("cannot find a free run dir name next to '" + planned + "'");
-}
-
 std::string CaseLabel(const CaseOutcome& outcome) {
   if (!outcome.entry.name.empty()) return outcome.entry.name;
   if (!outcome.result.model_name.empty()) return outcome.result.model_name;
@@ -437,9 +411,9 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   std::string run_dir = options.run_dir;
   if (run_dir.empty()) {
     const std::string root = planned->front().request.repo_root.value_or(".");
-    run_dir = (fs::path(root) / "work_dirs" / ("cases_" + Timestamp())).string();
+    run_dir = (fs::path(root) / "work_dirs" / ("cases_" + LocalTimestamp())).string();
   }
-  Result<std::string> made = CreateRunDir(run_dir);
+  Result<std::string> made = CreateUniqueDir(run_dir, "run dir");
   if (!made.ok()) return made.status();
   run.run_dir = made.value();
 

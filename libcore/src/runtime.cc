@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "dir_util.h"
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/env_check.h"
 #include "trtllm_run/routing.h"
@@ -52,34 +53,6 @@ Result<std::string> ResolveRepoRoot(const CaseRequest& request) {
     if (dir == dir.parent_path()) break;
   }
   return cwd.string();
-}
-
-std::string LocalTimestamp() {
-  std::time_t now = std::time(nullptr);
-  struct tm local {};
-  localtime_r(&now, &local);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y%m%d_%H%M%S", &local);
-  return buffer;
-}
-
-// Creates <repo_root>/work_dirs/<model>_<timestamp>, adding _2, _3 ... when a run in the
-// same second already took the name. Returns the directory created.
-Result<std::string> CreateWorkDir(const std::string& planned) {
-  std::error_code error;
-  fs::create_directories(fs::path(planned).parent_path(), error);
-  if (error) {
-    return Status::IoError("cannot create '" + fs::path(planned).parent_path().string() +
-                           "': " + error.message());
-  }
-  for (int attempt = 1; attempt < 1000; ++attempt) {
-    std::string candidate = attempt == 1 ? planned : planned + "_" + std::to_string(attempt);
-    if (::mkdir(candidate.c_str(), 0755) == 0) return candidate;
-    if (errno != EEXIST) {
-      return Status::IoError("cannot create work dir '" + candidate + "': " + std::strerror(errno));
-    }
-  }
-  return Status::IoError("cannot find a free work dir name next to '" + planned + "'");
 }
 
 // The origin URL and branch of the checkout at `repo_root` (spec 000 Step 5 for
@@ -308,13 +281,13 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
 
-  Result<std::string> work_dir = CreateWorkDir(planned.work_dir);
+  Result<std::string> work_dir = CreateUniqueDir(planned.work_dir, "work dir");
   if (!work_dir.ok()) return work_dir.status();
   PreparedCase prepared;
   prepared.planned = std::move(planned);
   prepared.planned.work_dir = work_dir.value();
   Placement& placement = prepared.planned.placement;
-  if (!placement.remote_work_dir.empty()) {  // follow a _2 suffix CreateWorkDir added
+  if (!placement.remote_work_dir.empty()) {  // follow a _2 suffix CreateUniqueDir added
     placement.remote_work_dir =
         (fs::path(placement.remote_work_dir).parent_path() / fs::path(work_dir.value()).filename())
             .string();

@@ -1,16 +1,20 @@
-// run_state.json and the inspection of a work dir from another process (workdir.h).
+// run_state.json and the inspection of a work dir from another process (workdir.h); the
+// creation of run directories (dir_util.h).
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
-
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <string>
 
+#include "dir_util.h"
 #include "json_util.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/text.h"
@@ -336,6 +340,31 @@ void WorkDirLock::RecordHolder() {
 
 WorkDirLock::~WorkDirLock() {
   if (fd_ >= 0) ::close(fd_);  // closing the last descriptor releases the flock
+}
+
+std::string LocalTimestamp() {
+  std::time_t now = std::time(nullptr);
+  struct tm local {};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d_%H%M%S", &local);
+  return buffer;
+}
+
+Result<std::string> CreateUniqueDir(const std::string& planned, const std::string& what) {
+  std::error_code error;
+  std::filesystem::path parent = std::filesystem::path(planned).parent_path();
+  std::filesystem::create_directories(parent, error);
+  if (error) return Status::IoError("cannot create '" + parent.string() + "': " + error.message());
+  for (int attempt = 1; attempt < 1000; ++attempt) {
+    std::string candidate = attempt == 1 ? planned : planned + "_" + std::to_string(attempt);
+    if (::mkdir(candidate.c_str(), 0755) == 0) return candidate;
+    if (errno != EEXIST) {
+      return Status::IoError("cannot create " + what + " '" + candidate +
+                             "': " + std::strerror(errno));
+    }
+  }
+  return Status::IoError("cannot find a free " + what + " name next to '" + planned + "'");
 }
 
 }  // namespace trtllm_run

@@ -1,0 +1,22 @@
+// Private helpers for the directories a run creates (runtime.cc: work dirs; multi_run.cc:
+// the run dir of `run --cases`).
+#ifndef TRTLLM_RUN_DIR_UTIL_H_
+#define TRTLLM_RUN_DIR_UTIL_H_
+
+#include <string>
+
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+// The local time as YYYYmmdd_HHMMSS, the suffix of work dir names.
+std::string LocalTimestamp();
+
+// Creates `planned` (and its parents), or `planned`_2, _3, ... when a run in the same
+// second already took the name; never reuses an existing directory. Returns the directory
+// created. `what` names it in errors ("work dir", "run dir").
+Result<std::string> CreateUniqueDir(const std::string& planned, const std::string& what);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_DIR_UTIL_H_
