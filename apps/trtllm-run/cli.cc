@@ -1,5 +1,7 @@
 #include "cli.h"
 
+#include "trtllm_run/report.h"
+#include "trtllm_run/result.h"
 #include "trtllm_run/text.h"
 
 #include <cstdlib>
@@ -120,6 +122,30 @@ void PrintPluginProblems(const Registry& registry) {
   for (const PluginProblem& problem : registry.problems()) {
     std::cerr << "warning: " << problem.status.ToString() << "\n";
   }
+}
+
+RunOptions TerminalRunOptions(const po::variables_map& vm, CancellationToken* cancel,
+                              int kill_grace_seconds) {
+  RunOptions options;
+  options.terminal = vm["json"].as<bool>() ? &std::cerr : &std::cout;
+  options.progress = &std::cerr;
+  options.cancel = cancel;
+  options.kill_grace_seconds = kill_grace_seconds;
+  return options;
+}
+
+int ReportResult(const std::string& subcommand, const po::variables_map& vm,
+                 const RunResult& result) {
+  std::cout.flush();
+  std::cerr << "\n" << FormatSummary(result) << "\n";
+  if (vm.count("junit")) {
+    Status written = WriteJUnit(result, vm["junit"].as<std::string>());
+    if (!written.ok()) {
+      std::cerr << "trtllm-run " << subcommand << ": error: " << written.ToString() << "\n";
+    }
+  }
+  if (vm["json"].as<bool>()) std::cout << ResultToJson(result) << std::flush;
+  return ExitCodeFor(result);
 }
 
 std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,

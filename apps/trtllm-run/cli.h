@@ -49,6 +49,16 @@ Result<std::unique_ptr<Runtime>> MakeRuntime(const po::variables_map& vm);
 // "warning: ..." on stderr for each plugin that failed to load.
 void PrintPluginProblems(const Registry& registry);
 
+// RunOptions for a case this process supervises: job output on stdout (on stderr with
+// --json, so that stdout holds only the JSON), status lines on stderr.
+RunOptions TerminalRunOptions(const po::variables_map& vm, CancellationToken* cancel,
+                              int kill_grace_seconds);
+
+// The end of a single-case run: the summary on stderr, --junit FILE, --json on stdout.
+// Returns the verdict's exit code (a failed --junit write is reported, not fatal).
+int ReportResult(const std::string& subcommand, const po::variables_map& vm,
+                 const RunResult& result);
+
 // Parses argv against `visible` (plus --help). Returns an exit code when parsing ended
 // the command (--help: 0, an error: 2); nullopt to go on.
 std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,

@@ -90,22 +90,10 @@ int RunMain(int argc, char** argv) {
 
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
-  RunOptions options;
-  const bool json = vm["json"].as<bool>();
-  options.terminal = json ? &std::cerr : &std::cout;  // stdout stays pure JSON
-  options.progress = &std::cerr;
-  options.cancel = &cancel;
-  options.kill_grace_seconds = kill_grace;
+  RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
   Result<RunResult> result = runtime.value()->Run(request.value(), options);
   if (!result.ok()) return Fail("run", result.status());
-  std::cout.flush();
-  std::cerr << "\n" << FormatSummary(result.value()) << "\n";
-  if (vm.count("junit")) {
-    Status written = WriteJUnit(result.value(), vm["junit"].as<std::string>());
-    if (!written.ok()) std::cerr << "trtllm-run run: error: " << written.ToString() << "\n";
-  }
-  if (json) std::cout << ResultToJson(result.value()) << std::flush;
-  return ExitCodeFor(result.value());
+  return ReportResult("run", vm, result.value());
 }
 
 }  // namespace trtllm_run::cli
