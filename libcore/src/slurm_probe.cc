@@ -588,8 +588,10 @@ std::optional<std::string> PreferredPmix(const std::vector<std::string>& availab
   for (const std::string& plugin : available) {
     if (plugin.rfind("pmix_v", 0) != 0 || plugin.size() == 6) continue;
     std::string digits = plugin.substr(6);
-    if (!std::all_of(digits.begin(), digits.end(),
-                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    // More than 9 digits is no PMIx version (and would overflow stol).
+    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
+        })) {
       continue;
     }
     long version = std::stol(digits);

@@ -231,6 +231,9 @@ TEST_CASE("pmix plugins from srun --mpi=list", "[slurm_probe]") {
   CHECK(old == std::vector<std::string>{"pmix_v3", "pmix_v10", "pmix_v9"});
   CHECK(PreferredPmix(old) == std::optional<std::string>("pmix_v10"));
   CHECK(PreferredPmix({"pmix"}) == std::optional<std::string>("pmix"));
+  // Found by fuzzing: a version too long for a long threw out_of_range.
+  CHECK(PreferredPmix({"pmix_v99999999999999999999", "pmix_v3"}) ==
+        std::optional<std::string>("pmix_v3"));
   CHECK_FALSE(PreferredPmix(ParsePmixPlugins("MPI plugin types are...\n\tnone\n\tpmi2\n")));
 }
 
