@@ -11,6 +11,7 @@
 #include <map>
 
 #include "trtllm_run/text.h"
+#include "yaml_util.h"
 
 namespace trtllm_run {
 
@@ -31,27 +32,6 @@ std::string Join(const std::vector<std::string>& items, const std::string& separ
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
   return out;
-}
-
-std::string Where(const std::string& origin, const YAML::Mark& mark) {
-  if (mark.is_null()) return origin;
-  return origin + ":" + std::to_string(mark.line + 1);
-}
-
-const char* NodeKind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "a single value";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "undefined";
 }
 
 const char* const kPlaceholders[] = {"{user}", "{slurm_user}", "{cluster}"};
@@ -82,11 +62,11 @@ Status CheckPlaceholders(const std::string& text, const std::string& where,
 // Reads one key of a cluster mapping (or of `defaults`) into `entry`.
 Status SetEntryKey(const std::string& origin, const std::string& key, const YAML::Node& key_node,
                    const YAML::Node& value, ClusterEntry* entry) {
-  std::string where = Where(origin, key_node.Mark());
+  std::string where = YamlWhere(origin, key_node.Mark());
   auto scalar = [&](std::string* out) -> Status {
     if (!value.IsScalar()) {
       return Status::InvalidInput(where + ": '" + key + "' must be a single value, got " +
-                                  NodeKind(value));
+                                  YamlNodeKind(value));
     }
     *out = value.Scalar();
     return Status::Ok();
@@ -99,12 +79,12 @@ Status SetEntryKey(const std::string& origin, const std::string& key, const YAML
     }
     if (!value.IsSequence()) {
       return Status::InvalidInput(where + ": '" + key + "' must be a list of strings, got " +
-                                  NodeKind(value));
+                                  YamlNodeKind(value));
     }
     for (const YAML::Node& item : value) {
       if (!item.IsScalar()) {
-        return Status::InvalidInput(Where(origin, item.Mark()) + ": items of '" + key +
-                                    "' must be single values, got " + NodeKind(item));
+        return Status::InvalidInput(YamlWhere(origin, item.Mark()) + ": items of '" + key +
+                                    "' must be single values, got " + YamlNodeKind(item));
       }
       out->push_back(item.Scalar());
     }
@@ -114,7 +94,7 @@ Status SetEntryKey(const std::string& origin, const std::string& key, const YAML
     if (!value.IsScalar() || !YAML::convert<bool>::decode(value, *out)) {
       return Status::InvalidInput(
           where + ": '" + key + "' must be true or false, got " +
-          (value.IsScalar() ? "'" + value.Scalar() + "'" : std::string(NodeKind(value))));
+          (value.IsScalar() ? "'" + value.Scalar() + "'" : std::string(YamlNodeKind(value))));
     }
     return Status::Ok();
   };
@@ -193,13 +173,13 @@ Status SetEntryKey(const std::string& origin, const std::string& key, const YAML
 Status ReadEntry(const std::string& origin, const YAML::Node& node, const std::string& section,
                  bool allow_name, ClusterEntry* entry) {
   if (!node.IsMap()) {
-    return Status::InvalidInput(Where(origin, node.Mark()) + ": " + section +
-                                " must be a mapping of cluster keys, got " + NodeKind(node));
+    return Status::InvalidInput(YamlWhere(origin, node.Mark()) + ": " + section +
+                                " must be a mapping of cluster keys, got " + YamlNodeKind(node));
   }
   std::map<std::string, int> seen;
   for (const auto& item : node) {
     const YAML::Node& key_node = item.first;
-    std::string where = Where(origin, key_node.Mark());
+    std::string where = YamlWhere(origin, key_node.Mark());
     if (!key_node.IsScalar()) {
       return Status::InvalidInput(where + ": " + section + " has a key that is not a name");
     }
@@ -327,7 +307,7 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    return Status::InvalidInput(Where(origin, e.mark) + ": not valid YAML: " + e.msg);
+    return Status::InvalidInput(YamlWhere(origin, e.mark) + ": not valid YAML: " + e.msg);
   }
   const std::string layout =
       "clusters.yaml is a mapping with 'clusters:' (a list of cluster mappings) and an "
@@ -336,9 +316,9 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
     return Status::InvalidInput(origin + ": the file is empty", layout);
   }
   if (!root.IsMap()) {
-    return Status::InvalidInput(
-        Where(origin, root.Mark()) + ": expected a mapping at the top, got " + NodeKind(root),
-        layout);
+    return Status::InvalidInput(YamlWhere(origin, root.Mark()) +
+                                    ": expected a mapping at the top, got " + YamlNodeKind(root),
+                                layout);
   }
   ClusterCatalog catalog;
   catalog.path = origin;
@@ -347,7 +327,7 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
   YAML::Node clusters_node;
   for (const auto& item : root) {
     std::string key = item.first.IsScalar() ? item.first.Scalar() : "";
-    std::string where = Where(origin, item.first.Mark());
+    std::string where = YamlWhere(origin, item.first.Mark());
     if (key == "version") {
       if (!item.second.IsScalar() || item.second.Scalar() != "1") {
         return Status::InvalidInput(where + ": 'version' must be 1");
@@ -367,9 +347,9 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
     return Status::InvalidInput(origin + ": no 'clusters:' list", layout);
   }
   if (!clusters_node.IsSequence()) {
-    return Status::InvalidInput(Where(origin, clusters_node.Mark()) +
+    return Status::InvalidInput(YamlWhere(origin, clusters_node.Mark()) +
                                     ": 'clusters' must be a list of cluster mappings, got " +
-                                    NodeKind(clusters_node),
+                                    YamlNodeKind(clusters_node),
                                 layout);
   }
   std::map<std::string, int> names;
@@ -380,7 +360,7 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
     TRTLLM_RUN_RETURN_IF_ERROR(ReadEntry(origin, node, section, /*allow_name=*/true, &entry));
     ApplyDefaults(defaults, node, &entry);
     if (entry.container_runtime.empty()) entry.container_runtime = "pyxis";
-    std::string where = Where(origin, node.Mark());
+    std::string where = YamlWhere(origin, node.Mark());
     if (entry.name.empty()) {
       return Status::InvalidInput(where + ": " + section + " has no 'name'",
                                   "every cluster needs a name: the value of --slurm-cluster");

@@ -28,6 +28,7 @@
 #include "trtllm_run/process.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/text.h"
+#include "yaml_util.h"
 
 namespace trtllm_run {
 
@@ -52,21 +53,17 @@ const RequestField* FindRequestField(const std::string& key) {
   return nullptr;
 }
 
-std::string Where(const std::string& origin, const YAML::Mark& mark) {
-  return mark.is_null() ? origin : origin + ":" + std::to_string(mark.line + 1);
-}
-
 // One request mapping of a cases file into `request` (and its `name:` into `name` when
 // given). Stops at the first problem of the mapping.
 Status LoadCaseMapping(const YAML::Node& node, const std::string& origin, const std::string& what,
                        CaseRequest* request, std::string* name) {
   if (!node.IsMap()) {
-    return Status::InvalidInput(
-        Where(origin, node.Mark()) + ": " + what + " must be a mapping of request keys to values",
-        "e.g. - {name: smoke, custom_cmd: \"echo hi\"}");
+    return Status::InvalidInput(YamlWhere(origin, node.Mark()) + ": " + what +
+                                    " must be a mapping of request keys to values",
+                                "e.g. - {name: smoke, custom_cmd: \"echo hi\"}");
   }
   for (const auto& entry : node) {
-    const std::string where = Where(origin, entry.first.Mark());
+    const std::string where = YamlWhere(origin, entry.first.Mark());
     if (!entry.first.IsScalar()) {
       return Status::InvalidInput(where + ": keys must be request field names");
     }
@@ -149,7 +146,7 @@ Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std
         const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
         if (key != "defaults" && key != "cases") {
           return Status::InvalidInput(
-              Where(origin, entry.first.Mark()) + ": unknown key '" + key + "' in a cases file",
+              YamlWhere(origin, entry.first.Mark()) + ": unknown key '" + key + "' in a cases file",
               "a cases file is a list of cases, or a mapping with "
               "`defaults:` (optional) and `cases:`");
         }
@@ -165,7 +162,7 @@ Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std
     }
     if (!list.IsSequence()) {
       return Status::InvalidInput(
-          Where(origin, list.Mark()) + ": the cases must be a list",
+          YamlWhere(origin, list.Mark()) + ": the cases must be a list",
           "e.g.\n  - custom_cmd: \"echo one\"\n  - custom_cmd: \"echo two\"");
     }
     std::vector<CaseEntry> cases;
@@ -175,7 +172,7 @@ Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std
       ++index;
       CaseEntry entry;
       entry.index = index;
-      entry.origin = Where(origin, item.Mark()) + " (case " + std::to_string(index) + ")";
+      entry.origin = YamlWhere(origin, item.Mark()) + " (case " + std::to_string(index) + ")";
       CaseRequest own;
       Status loaded =
           LoadCaseMapping(item, origin, "case " + std::to_string(index), &own, &entry.name);

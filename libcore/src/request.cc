@@ -9,6 +9,7 @@
 #include <map>
 
 #include "trtllm_run/text.h"
+#include "yaml_util.h"
 
 namespace trtllm_run {
 namespace {
@@ -272,27 +273,6 @@ Status SetField(const FieldDef& def, CaseRequest* request, std::string_view valu
 
 // ---- Request files ----
 
-std::string Where(const std::string& path, const YAML::Mark& mark) {
-  if (mark.is_null()) return path;
-  return path + ":" + std::to_string(mark.line + 1);
-}
-
-const char* NodeKind(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-      return "nothing (null)";
-    case YAML::NodeType::Scalar:
-      return "a scalar";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Undefined:
-      break;
-  }
-  return "an undefined value";
-}
-
 const char* ExpectedForm(FieldType type) {
   switch (type) {
     case FieldType::kString:
@@ -324,7 +304,7 @@ Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node&
   auto add = [&](const std::string& name, const std::string& value, const YAML::Mark& mark) {
     if (!IsEnvName(name)) {
       return Status::InvalidInput(
-          Where(path, mark) + ": custom_env: '" + name + "' is not a valid variable name",
+          YamlWhere(path, mark) + ": custom_env: '" + name + "' is not a valid variable name",
           "names match [A-Za-z_][A-Za-z0-9_]*");
     }
     if (!text.empty()) text += ' ';
@@ -334,7 +314,7 @@ Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node&
   if (node.IsMap()) {
     for (const auto& entry : node) {
       if (!entry.first.IsScalar() || !(entry.second.IsScalar() || entry.second.IsNull())) {
-        return Status::InvalidInput(Where(path, entry.first.Mark()) +
+        return Status::InvalidInput(YamlWhere(path, entry.first.Mark()) +
                                         ": custom_env entries must be KEY: VALUE with scalar "
                                         "values",
                                     "e.g. custom_env: {BATCH_SIZE: 32, MSG: \"a b\"}");
@@ -346,17 +326,17 @@ Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node&
   }
   for (const auto& item : node) {  // a sequence
     if (!item.IsScalar()) {
-      return Status::InvalidInput(Where(path, item.Mark()) +
+      return Status::InvalidInput(YamlWhere(path, item.Mark()) +
                                       ": custom_env list items must be KEY=VALUE strings, got " +
-                                      NodeKind(item),
+                                      YamlNodeKind(item),
                                   "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
     }
     const std::string& word = item.Scalar();
     size_t eq = word.find('=');
     if (eq == std::string::npos) {
-      return Status::InvalidInput(
-          Where(path, item.Mark()) + ": custom_env: '" + word + "' is not a KEY=VALUE assignment",
-          "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
+      return Status::InvalidInput(YamlWhere(path, item.Mark()) + ": custom_env: '" + word +
+                                      "' is not a KEY=VALUE assignment",
+                                  "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
     }
     TRTLLM_RUN_RETURN_IF_ERROR(add(word.substr(0, eq), word.substr(eq + 1), item.Mark()));
   }
@@ -369,7 +349,7 @@ Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequ
         path +
             ": a request file must be a mapping of field names to "
             "values, got " +
-            NodeKind(root),
+            YamlNodeKind(root),
         "e.g. custom_cmd: \"python3 run.py\"; valid keys: " + ValidNames(false));
   }
   std::map<std::string, int> seen_lines;
@@ -378,10 +358,11 @@ Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequ
   for (const auto& entry : root) {
     const YAML::Node& key_node = entry.first;
     const YAML::Node& value = entry.second;
-    std::string where = Where(path, key_node.Mark());
+    std::string where = YamlWhere(path, key_node.Mark());
     if (!key_node.IsScalar()) {
-      return Status::InvalidInput(where + ": keys must be field names, got " + NodeKind(key_node),
-                                  "valid keys: " + ValidNames(false));
+      return Status::InvalidInput(
+          where + ": keys must be field names, got " + YamlNodeKind(key_node),
+          "valid keys: " + ValidNames(false));
     }
     const std::string key = key_node.Scalar();
     if (ToSnake(key) == "slurm_password") {
@@ -396,7 +377,7 @@ Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequ
     }
     auto wrong = [&]() {
       return Status::InvalidInput(where + ": key '" + key + "' must be " + ExpectedForm(def->type) +
-                                      ", got " + NodeKind(value),
+                                      ", got " + YamlNodeKind(value),
                                   value.IsNull() ? "give a value or remove the line" : "");
     };
 
@@ -413,8 +394,8 @@ Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequ
       } else if (value.IsSequence()) {
         for (const auto& item : value) {
           if (!item.IsScalar()) {
-            return Status::InvalidInput(Where(path, item.Mark()) + ": items of '" + key +
-                                        "' must be strings, got " + NodeKind(item));
+            return Status::InvalidInput(YamlWhere(path, item.Mark()) + ": items of '" + key +
+                                        "' must be strings, got " + YamlNodeKind(item));
           }
           items.push_back(item.Scalar());
         }
@@ -453,7 +434,7 @@ Status CheckQuotesClosed(const std::string& path, const std::string& text, const
         }
       }
       if (!closed) {
-        return Status::InvalidInput(Where(path, mark) + ": unterminated " +
+        return Status::InvalidInput(YamlWhere(path, mark) + ": unterminated " +
                                         (quote == '"' ? "double" : "single") + "-quoted string",
                                     "close the quote on the value that starts on this line");
       }
