@@ -609,4 +609,29 @@ ModelResolution ResolveHuggingFaceModel(std::string_view model, const std::strin
   return resolution;
 }
 
+bool IsBareTestId(std::string_view text) {
+  if (text.empty()) return false;
+  if (text.substr(0, 9) == "test_e2e[") return text.back() == ']' || text.find(' ') == text.npos;
+  std::size_t py = text.find(".py");
+  if (py == std::string_view::npos || py == 0) return false;
+  const std::string_view path = text.substr(0, py + 3);
+  if (path.find_first_of(" \t\n'\"$`;&|<>()") != std::string_view::npos) return false;
+  std::string_view rest = text.substr(py + 3);
+  if (rest.empty()) return true;
+  if (rest.substr(0, 2) != "::") return false;
+  // ::Class::test_name, then optional [parameters] running to the end.
+  std::size_t bracket = rest.find('[');
+  std::string_view names = rest.substr(0, bracket);
+  if (names.find_first_of(" \t\n'\"$`;&|<>()") != std::string_view::npos) return false;
+  if (bracket == std::string_view::npos) return true;
+  return rest.back() == ']' && rest.find('\n') == std::string_view::npos;
+}
+
+std::string TestCommandForId(const std::string& id) {
+  if (!IsBareTestId(id) && id.find_first_of(" \t") != std::string::npos) return id;
+  if (id.rfind("test_e2e[", 0) == 0)
+    return "pytest " + ShellQuote("perf/test_perf_sanity.py::" + id);
+  return "pytest " + ShellQuote(id);
+}
+
 }  // namespace trtllm_run

@@ -229,6 +229,14 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
                          ", or check the log tail for where it stalled.");
       break;
     }
+    case RunStatus::kSkipped:
+      findings.push_back(
+          "Every selected test was skipped, so nothing was tested. TensorRT-LLM's conftest "
+          "skips a test when the machine has fewer GPUs (or GPU memory) than its "
+          "skip_less_device / skip_less_device_memory markers ask for: run it where enough "
+          "GPUs are visible (--required-devices, a GPU partition), or read the skip reasons "
+          "above.");
+      break;
     case RunStatus::kCancelled:
       findings.push_back("Preempted or user-cancelled" +
                          (in.job_id.empty() ? std::string(".")

@@ -8,6 +8,9 @@
 namespace trtllm_run {
 
 Workflow::~Workflow() = default;
+
+void Workflow::Judge(const JobSpec& /*spec*/, const std::string& /*log_tail*/,
+                     RunResult* /*result*/) const {}
 Executor::~Executor() = default;
 
 Status Executor::Cancel(const JobSpec& spec, const ExecContext& /*context*/) {

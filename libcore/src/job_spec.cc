@@ -22,6 +22,7 @@ const std::set<std::string>& FieldKeys() {
       "log_file",
       "repo_root",
       "direct_cmd",
+      "working_dir",
       "custom_env",
       "monitor_timeout_seconds",
       "success_patterns",
@@ -93,6 +94,7 @@ std::string JobSpecToJson(const JobSpec& spec) {
   str("log_file", spec.log_file);
   str("repo_root", spec.repo_root);
   str("direct_cmd", spec.direct_cmd);
+  str("working_dir", spec.working_dir);
   w.Key("custom_env");
   w.StartArray();
   for (const EnvVar& var : spec.custom_env) json::WriteString(&w, var.name + "=" + var.value);
@@ -190,6 +192,7 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("log_file", &spec.log_file));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("repo_root", &spec.repo_root));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("direct_cmd", &spec.direct_cmd));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("working_dir", &spec.working_dir));
   std::vector<std::string> env;
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("custom_env", &env));
   for (const std::string& entry : env) {

@@ -24,6 +24,7 @@
 
 #include "dir_util.h"
 #include "json_util.h"
+#include "trtllm_run/command_parse.h"
 #include "trtllm_run/executor.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/report.h"
@@ -189,14 +190,6 @@ Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std
   } catch (const YAML::Exception& e) {
     return Status::InvalidInput(origin + ": " + e.what());
   }
-}
-
-// A plain list's line as a test_cmd (multi_run.h).
-std::string TestCommandForId(const std::string& id) {
-  if (id.find_first_of(" \t") != std::string::npos) return id;
-  if (id.rfind("test_e2e[", 0) == 0)
-    return "pytest " + ShellQuote("perf/test_perf_sanity.py::" + id);
-  return "pytest " + ShellQuote(id);
 }
 
 Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const std::string& origin,
@@ -544,7 +537,8 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
 int ExitCodeForCases(const MultiRunResult& result) {
   static const RunStatus kBySeverity[] = {RunStatus::kError,        RunStatus::kOutOfMemory,
                                           RunStatus::kHangDetected, RunStatus::kTimeout,
-                                          RunStatus::kFailed,       RunStatus::kCancelled};
+                                          RunStatus::kFailed,       RunStatus::kCancelled,
+                                          RunStatus::kSkipped};
   bool interrupted = false;
   for (const CaseOutcome& outcome : result.cases) {
     interrupted = interrupted || outcome.result.user_interrupt;
@@ -592,7 +586,7 @@ std::string CasesToJson(const MultiRunResult& result) {
   writer.Int(static_cast<int>(result.cases.size()));
   for (RunStatus status :
        {RunStatus::kPassed, RunStatus::kFailed, RunStatus::kTimeout, RunStatus::kHangDetected,
-        RunStatus::kCancelled, RunStatus::kOutOfMemory, RunStatus::kError}) {
+        RunStatus::kCancelled, RunStatus::kOutOfMemory, RunStatus::kError, RunStatus::kSkipped}) {
     int count = 0;
     for (const CaseOutcome& outcome : result.cases) count += outcome.result.status == status;
     json::WriteKey(&writer, RunStatusName(status));
@@ -657,9 +651,11 @@ std::string CasesToJson(const MultiRunResult& result) {
 }
 
 std::string CasesToJUnit(const MultiRunResult& result) {
-  int failures = 0;
+  int failures = 0, skipped = 0;
   for (const CaseOutcome& outcome : result.cases) {
-    failures += outcome.result.status != RunStatus::kPassed;
+    skipped += outcome.result.status == RunStatus::kSkipped;
+    failures += outcome.result.status != RunStatus::kPassed &&
+                outcome.result.status != RunStatus::kSkipped;
   }
   char total_time[64];
   std::snprintf(total_time, sizeof total_time, "%.3f", std::max(0.0, result.duration_seconds));
@@ -671,7 +667,8 @@ std::string CasesToJUnit(const MultiRunResult& result) {
   xml += "<testsuites" + attr("tests", tests) + attr("failures", std::to_string(failures)) +
          attr("errors", "0") + attr("time", total_time) + ">\n";
   xml += "  <testsuite" + attr("name", "trtllm-run") + attr("tests", tests) +
-         attr("failures", std::to_string(failures)) + attr("errors", "0") + attr("skipped", "0") +
+         attr("failures", std::to_string(failures)) + attr("errors", "0") +
+         attr("skipped", std::to_string(skipped)) +
          attr("time", total_time) + attr("timestamp", result.started_at) + ">\n";
   xml += "    <properties>\n      <property" + attr("name", "run_dir") +
          attr("value", result.run_dir) + "/>\n    </properties>\n";
@@ -693,17 +690,10 @@ std::string CasesToJUnit(const MultiRunResult& result) {
     property("log_file", r.log_file);
     if (!outcome.job_id.empty()) property("job_id", outcome.job_id);
     xml += "      </properties>\n";
-    if (r.status != RunStatus::kPassed) {
-      std::string body;
-      if (!r.diagnosis.empty()) body += "Diagnosis:\n" + r.diagnosis + "\n";
-      if (!r.errors.empty()) {
-        body += "\nErrors:\n";
-        for (const std::string& error : r.errors) body += error + "\n";
-      }
-      body += "\nLog tail (" + r.log_file + "):\n";
-      for (const std::string& line : r.log_tail) body += line + "\n";
-      xml += "      <failure" + attr("type", RunStatusName(r.status)) + attr("message", r.reason) +
-             ">" + XmlEscape(body) + "</failure>\n";
+    if (r.status == RunStatus::kSkipped) {
+      xml += "      <skipped" + attr("message", r.reason) + "/>\n";
+    } else if (r.status != RunStatus::kPassed) {
+      xml += "      " + FailureElement(r) + "\n";
     }
     std::string out;
     for (const std::string& line : r.log_tail) out += line + "\n";
@@ -716,14 +706,16 @@ std::string CasesToJUnit(const MultiRunResult& result) {
 
 std::string FormatCasesTable(const MultiRunResult& result) {
   std::vector<std::vector<std::string>> rows = {
-      {"#", "case", "scenario", "job id", "status", "duration", "work dir"}};
+      {"#", "case", "scenario", "job id", "status", "tests", "duration", "work dir"}};
   std::map<std::string, int> counts;
   for (const CaseOutcome& outcome : result.cases) {
     std::string label = CaseLabel(outcome);
     if (label.size() > 48) label = label.substr(0, 45) + "...";
     rows.push_back({std::to_string(outcome.entry.index), label, outcome.scenario,
                     outcome.job_id.empty() ? "-" : outcome.job_id,
-                    RunStatusName(outcome.result.status), Seconds(outcome.result.duration_seconds),
+                    RunStatusName(outcome.result.status),
+                    outcome.result.tests ? FormatTestCounts(*outcome.result.tests) : "-",
+                    Seconds(outcome.result.duration_seconds),
                     outcome.result.work_dir.empty() ? "-" : outcome.result.work_dir});
     ++counts[RunStatusName(outcome.result.status)];
   }

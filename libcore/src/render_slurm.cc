@@ -70,6 +70,9 @@ std::string StepPayload(const SlurmScriptInputs& in, const PlanStep& step) {
     payload += "export LLM_MODELS_ROOT=" + ShellQuote(in.llm_models_root) + "\n";
   }
   payload += "cd " + ShellQuote(in.project_path) + " || exit 1\n";
+  if (step.name == "run" && !in.run_working_dir.empty()) {
+    payload += "cd " + ShellQuote(in.run_working_dir) + " || exit 1\n";
+  }
   payload += step.command;
   return payload;
 }
@@ -728,6 +731,7 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
   spec->model_name = plan.model_name;
   spec->repo_root = plan.repo_root;
   spec->custom_env = plan.env;
+  spec->working_dir = plan.working_dir;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
   spec->success_patterns = job.patterns.success;
   spec->failure_patterns = job.patterns.failure;
@@ -834,6 +838,7 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
     in.container_name = job.container_name;
     in.container_mounts = job.mounts.Joined();
     in.project_path = job.project;
+    in.run_working_dir = plan.working_dir;
     in.llm_models_root = job.models_root_export;
     in.steps = JobSteps(plan, job);
     if (plan.workflow_type == "custom") {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "json_util.h"
 #include "trtllm_run/text.h"
@@ -24,7 +25,7 @@ constexpr StatusEntry kStatuses[] = {
     {RunStatus::kPassed, "PASSED"},       {RunStatus::kFailed, "FAILED"},
     {RunStatus::kTimeout, "TIMEOUT"},     {RunStatus::kHangDetected, "HANG_DETECTED"},
     {RunStatus::kCancelled, "CANCELLED"}, {RunStatus::kOutOfMemory, "OUT_OF_MEMORY"},
-    {RunStatus::kError, "ERROR"},
+    {RunStatus::kError, "ERROR"},         {RunStatus::kSkipped, "SKIPPED"},
 };
 
 std::string StatusNames() {
@@ -96,6 +97,48 @@ void AddList(std::string* out, const std::string& label, const std::vector<std::
   AddLine(out, label, value);
 }
 
+// "tests" (an object or null) and "test_cases" (a list of objects) of result.json.
+Status ReadTests(const rapidjson::Value& doc, const std::string& origin, RunResult* result) {
+  if (doc.HasMember("tests") && !doc["tests"].IsNull()) {
+    const rapidjson::Value& tests = doc["tests"];
+    if (!tests.IsObject()) {
+      return Status::InvalidInput(origin + ": key 'tests' must be an object or null, not " +
+                                  json::TypeName(tests));
+    }
+    json::ObjectReader t(tests, origin + ": tests");
+    TestCounts counts;
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("passed", &counts.passed));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("failed", &counts.failed));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("skipped", &counts.skipped));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("xfailed", &counts.xfailed));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("xpassed", &counts.xpassed));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("errors", &counts.errors));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetInt("deselected", &counts.deselected));
+    TRTLLM_RUN_RETURN_IF_ERROR(t.GetString("summary", &counts.summary));
+    result->tests = counts;
+  }
+  if (!doc.HasMember("test_cases")) return Status::Ok();
+  const rapidjson::Value& cases = doc["test_cases"];
+  if (!cases.IsArray()) {
+    return Status::InvalidInput(origin + ": key 'test_cases' must be a list, not " +
+                                json::TypeName(cases));
+  }
+  for (rapidjson::SizeType i = 0; i < cases.Size(); ++i) {
+    const std::string where = origin + ": test_cases[" + std::to_string(i) + "]";
+    if (!cases[i].IsObject()) {
+      return Status::InvalidInput(where + " must be an object, not " +
+                                  json::TypeName(cases[i]));
+    }
+    json::ObjectReader c(cases[i], where);
+    TestCaseOutcome test;
+    TRTLLM_RUN_RETURN_IF_ERROR(c.GetString("name", &test.name));
+    TRTLLM_RUN_RETURN_IF_ERROR(c.GetString("outcome", &test.outcome));
+    TRTLLM_RUN_RETURN_IF_ERROR(c.GetString("message", &test.message));
+    result->test_cases.push_back(std::move(test));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 const char* RunStatusName(RunStatus status) {
@@ -129,8 +172,24 @@ int ExitCodeFor(const RunResult& result) {
       return kExitOutOfMemory;
     case RunStatus::kError:
       return kExitError;
+    case RunStatus::kSkipped:
+      return kExitSkipped;
   }
   return kExitError;
+}
+
+std::string FormatTestCounts(const TestCounts& counts) {
+  const std::pair<int, const char*> parts[] = {
+      {counts.failed, "failed"},   {counts.passed, "passed"},   {counts.skipped, "skipped"},
+      {counts.deselected, "deselected"}, {counts.xfailed, "xfailed"}, {counts.xpassed, "xpassed"},
+      {counts.errors, counts.errors == 1 ? "error" : "errors"},
+  };
+  std::string text;
+  for (const auto& [count, word] : parts) {
+    if (count <= 0) continue;
+    text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + word;
+  }
+  return text.empty() ? "no tests ran" : text;
 }
 
 std::string ResultToJson(const RunResult& result) {
@@ -192,6 +251,34 @@ std::string ResultToJson(const RunResult& result) {
     json::WriteString(&w, value);
   }
   w.EndObject();
+  w.Key("tests");
+  if (result.tests) {
+    const TestCounts& t = *result.tests;
+    w.StartObject();
+    const std::pair<const char*, int> counts[] = {
+        {"passed", t.passed},   {"failed", t.failed},   {"skipped", t.skipped},
+        {"xfailed", t.xfailed}, {"xpassed", t.xpassed}, {"errors", t.errors},
+        {"deselected", t.deselected},
+    };
+    for (const auto& [key, count] : counts) {
+      w.Key(key);
+      w.Int(count);
+    }
+    str("summary", t.summary);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("test_cases");
+  w.StartArray();
+  for (const TestCaseOutcome& test : result.test_cases) {
+    w.StartObject();
+    str("name", test.name);
+    str("outcome", test.outcome);
+    str("message", test.message);
+    w.EndObject();
+  }
+  w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -240,6 +327,7 @@ Result<RunResult> ResultFromJson(const std::string& text, const std::string& ori
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetUint64("log_bytes_written", &result.log_bytes_written));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetUint64("log_bytes_read", &result.log_bytes_read));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringMap("details", &result.details));
+  TRTLLM_RUN_RETURN_IF_ERROR(ReadTests(doc, origin, &result));
   return result;
 }
 
@@ -277,6 +365,7 @@ std::string FormatSummary(const RunResult& result) {
     duration += " (limit " + FormatDuration(result.monitor_timeout_seconds) + ")";
   }
   AddLine(&out, "duration", duration);
+  if (result.tests) AddLine(&out, "tests", FormatTestCounts(*result.tests));
   if (!result.diagnosis.empty()) AddLine(&out, "diagnosis", result.diagnosis);
   AddList(&out, "errors", result.errors);
   AddList(&out, "notes", result.notes);

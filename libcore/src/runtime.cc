@@ -1,5 +1,6 @@
 #include "trtllm_run/runtime.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -309,6 +310,43 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
 
 namespace {
 
+// The last `max_bytes` of the file at `path`, starting at a line boundary; "" when it
+// cannot be read. Opened non-blocking, regular files only (a FIFO never blocks the run).
+std::string LogTail(const std::string& path, std::size_t max_bytes) {
+  if (path.empty()) return "";
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return "";
+  std::string text;
+  struct stat info {};
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    off_t size = info.st_size;
+    off_t start = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
+    text.resize(static_cast<std::size_t>(size - start));
+    ssize_t got = ::pread(fd, text.data(), text.size(), start);
+    text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+    if (start > 0) {
+      std::size_t newline = text.find('\n');
+      text.erase(0, newline == std::string::npos ? text.size() : newline + 1);
+    }
+  }
+  ::close(fd);
+  return text;
+}
+
+// The workflow that planned the job refines the executor's verdict from the job's log.
+void JudgeWithWorkflow(const Registry& registry, const JobSpec& spec, RunResult* result) {
+  for (const std::shared_ptr<Workflow>& workflow : registry.CreateWorkflows()) {
+    if (workflow->Name() != spec.workflow_type) continue;
+    try {
+      workflow->Judge(spec, LogTail(result->log_file, Workflow::kJudgeLogBytes), result);
+    } catch (const std::exception& e) {
+      result->errors.push_back("workflow " + workflow->Name() + " could not read the log: " +
+                               e.what());
+    }
+    return;
+  }
+}
+
 // Execute() once the work dir's lock is held.
 RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
                         const RunOptions& options) {
@@ -347,6 +385,7 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
     result.monitor_timeout_seconds = planned.plan.monitor_timeout_seconds;
   }
   result.notes.insert(result.notes.begin(), planned.notes.begin(), planned.notes.end());
+  JudgeWithWorkflow(registry, spec, &result);
   Diagnose(&result, spec);  // spec 000 "Failure Diagnosis", the same for every executor
 
   Status written = WriteResult(result);

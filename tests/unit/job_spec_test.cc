@@ -150,6 +150,7 @@ TEST_CASE("JobSpec JSON uses the field names in struct order, extras last", "[jo
                                        "log_file",
                                        "repo_root",
                                        "direct_cmd",
+                                       "working_dir",
                                        "custom_env",
                                        "monitor_timeout_seconds",
                                        "success_patterns",

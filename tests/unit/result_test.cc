@@ -162,7 +162,9 @@ TEST_CASE("result.json has schema_version first, every field, nulls for absent i
                                        "monitor_timeout_seconds",
                                        "log_bytes_written",
                                        "log_bytes_read",
-                                       "details"};
+                                       "details",
+                                       "tests",
+                                       "test_cases"};
   CHECK(keys == expected);
   CHECK(doc["schema_version"].GetInt() == 1);
   CHECK(std::string(doc["status"].GetString()) == "FAILED");
@@ -191,7 +193,7 @@ TEST_CASE("ResultFromJson errors name the file, key and valid values", "[result]
   Status unknown = error("{\"schema_version\": 1, \"status\": \"UNKNOWN\"}");
   CHECK(unknown.message() == origin + ": key 'status' has unknown value 'UNKNOWN'");
   CHECK(unknown.hint() ==
-        "valid statuses: PASSED, FAILED, TIMEOUT, HANG_DETECTED, CANCELLED, OUT_OF_MEMORY, ERROR");
+        "valid statuses: PASSED, FAILED, TIMEOUT, HANG_DETECTED, CANCELLED, OUT_OF_MEMORY, ERROR, SKIPPED");
   CHECK(error("{\"schema_version\": 1, \"status\": \"FAILED\", \"exit_code\": \"2\"}").message() ==
         origin + ": key 'exit_code' must be an integer or null, got a string");
   CHECK(

@@ -39,6 +39,16 @@ TRTLLM_RUN_API Result<std::vector<ShellToken>> TokenizeShell(std::string_view co
 // without a top-level `&&` is one part.
 TRTLLM_RUN_API Result<std::vector<std::string>> SplitTopLevelAnd(std::string_view command);
 
+// True when `text` is one bare test id rather than a command: a pytest node id (a path
+// ending in .py with optional ::parts and [parameters], which may hold blanks) or a
+// perf-sanity id (test_e2e[...]).
+TRTLLM_RUN_API bool IsBareTestId(std::string_view text);
+
+// A plain case list's line as a test_cmd: a bare test id or any other single word becomes
+// `pytest '<id>'` (perf-sanity ids `pytest 'perf/test_perf_sanity.py::<id>'`); a line
+// with blanks outside an id's [parameters] is a command and returned as it is.
+TRTLLM_RUN_API std::string TestCommandForId(const std::string& id);
+
 // One program invocation inside a command: the words from the program word to the end
 // of its simple command.
 struct TRTLLM_RUN_API Invocation {

@@ -41,6 +41,8 @@ struct JobSpec {
   std::string log_file;    // absolute
   std::string repo_root;   // absolute
   std::string direct_cmd;  // local_direct: the command, run with bash -c
+  // Where the command runs, relative to repo_root (JobPlan::working_dir); empty: repo_root.
+  std::string working_dir;
   std::vector<EnvVar> custom_env;
   int monitor_timeout_seconds = 3600;
   std::vector<std::string> success_patterns;

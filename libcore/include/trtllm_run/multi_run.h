@@ -108,7 +108,7 @@ TRTLLM_RUN_API Result<MultiRunResult> RunCases(Runtime& runtime,
 
 // The exit code of a multi-case run: 0 when every case PASSED; 130 when the run was
 // interrupted by SIGINT; else the code of the most severe verdict, in this order:
-// ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > CANCELLED 6.
+// ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > CANCELLED 6 > SKIPPED 8.
 TRTLLM_RUN_API int ExitCodeForCases(const MultiRunResult& result);
 
 // The combined result.json (docs/result-schema.md "Multi-case runs").

@@ -28,6 +28,10 @@ struct JobPlan {
   std::string model_name;     // sanitized: [a-z0-9_]+
   std::string command;        // the whole command a direct run executes (direct_cmd)
   std::vector<EnvVar> env;    // exported before the command (custom_env)
+  // Where `command` (the "run" step) runs, relative to the repo root as the job sees it;
+  // empty: the repo root. E.g. "tests/integration/defs" for TensorRT-LLM's integration
+  // tests. Every executor honours it.
+  std::string working_dir;
   std::vector<PlanStep> steps;
 
   int required_devices = 1;

@@ -13,7 +13,8 @@
 #include "trtllm_run/workflow.h"
 
 // 2: Executor::Cancel, Placement in Validate/Prepare. 3: Executor::NewSession.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 3
+// 4: Workflow::Judge, RunStatus::kSkipped, RunResult tests, PlanStep/JobSpec working_dir.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 4
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

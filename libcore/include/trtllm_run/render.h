@@ -62,6 +62,7 @@ struct SlurmScriptInputs {
   std::string container_name;
   std::string container_mounts;
   std::string project_path;     // the repo as the job sees it; steps cd there
+  std::string run_working_dir;  // relative to project_path: the run step cds there too
   std::string llm_models_root;  // exported as LLM_MODELS_ROOT; empty: not exported
   std::vector<PlanStep> steps;  // install / prepare / run, in order
   // Category 3 (custom) only.

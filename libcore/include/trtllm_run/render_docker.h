@@ -34,6 +34,7 @@ struct DockerRunInput {
   std::string memory;                   // --memory and --memory-swap (e.g. "256m"); empty: none
   bool skip_install = false;            // no pip install and no `import tensorrt_llm` check
   std::string command;                  // run last in the payload, verbatim
+  std::string working_dir;              // relative to repo_root: the command runs there
 };
 
 struct DockerRun {

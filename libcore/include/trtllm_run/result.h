@@ -21,9 +21,11 @@ enum class RunStatus {
   kCancelled,
   kOutOfMemory,
   kError,  // infrastructure failure, or evidence that does not support any other verdict
+  kSkipped,  // the command succeeded, but every test it selected was skipped (none ran)
 };
 
-// "PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED", "OUT_OF_MEMORY", "ERROR".
+// "PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED", "OUT_OF_MEMORY", "ERROR",
+// "SKIPPED".
 TRTLLM_RUN_API const char* RunStatusName(RunStatus status);
 TRTLLM_RUN_API std::optional<RunStatus> RunStatusFromName(const std::string& name);
 
@@ -37,7 +39,35 @@ enum ExitCode : int {
   kExitHangDetected = 5,
   kExitCancelled = 6,
   kExitOutOfMemory = 7,
+  kExitSkipped = 8,
   kExitUserInterrupt = 130,
+};
+
+// What a test runner (pytest) reported about the tests it ran: its final summary line.
+struct TestCounts {
+  int passed = 0;
+  int failed = 0;
+  int skipped = 0;
+  int xfailed = 0;
+  int xpassed = 0;
+  int errors = 0;
+  int deselected = 0;
+  std::string summary;  // the runner's own summary line, e.g. "1 failed, 3 passed in 0.03s"
+  bool operator==(const TestCounts& o) const {
+    return passed == o.passed && failed == o.failed && skipped == o.skipped &&
+           xfailed == o.xfailed && xpassed == o.xpassed && errors == o.errors &&
+           deselected == o.deselected && summary == o.summary;
+  }
+};
+
+// One test the runner reported by name (pytest -v / -rA output).
+struct TestCaseOutcome {
+  std::string name;     // the node id, e.g. "accuracy/test_a.py::TestX::test_y[p]"
+  std::string outcome;  // passed, failed, skipped, xfailed, xpassed, error
+  std::string message;  // failure message or skip/xfail reason, when printed
+  bool operator==(const TestCaseOutcome& o) const {
+    return name == o.name && outcome == o.outcome && message == o.message;
+  }
 };
 
 struct RunResult {
@@ -66,11 +96,15 @@ struct RunResult {
   std::uint64_t log_bytes_written = 0;  // size of the log when the verdict was made
   std::uint64_t log_bytes_read = 0;     // bytes the watcher read to make it
 
+  // Set when the job's log holds a test runner's summary (pytest), else absent.
+  std::optional<TestCounts> tests;
+  std::vector<TestCaseOutcome> test_cases;  // per-test outcomes the runner printed, in order
+
   // Scheduler or executor details (job id, container name, ...), reported as-is.
   std::map<std::string, std::string> details;
 };
 
-// The CLI exit code for a result (PASSED 0 ... OUT_OF_MEMORY 7, user interrupt 130).
+// The CLI exit code for a result (PASSED 0 ... OUT_OF_MEMORY 7, SKIPPED 8, user interrupt 130).
 TRTLLM_RUN_API int ExitCodeFor(const RunResult& result);
 
 // result.json: a JSON object with schema_version 1 (documented in the README).
@@ -83,6 +117,10 @@ TRTLLM_RUN_API Status WriteResult(const RunResult& result);
 // The human summary (spec 000 Step 6): task type, image, command, status, exit code,
 // log file, work dir, errors. Multi-line, no trailing newline.
 TRTLLM_RUN_API std::string FormatSummary(const RunResult& result);
+
+// "1 failed, 3 passed, 1 skipped" (non-zero counts, pytest's order); "no tests ran" when all
+// are zero.
+TRTLLM_RUN_API std::string FormatTestCounts(const TestCounts& counts);
 
 }  // namespace trtllm_run
 

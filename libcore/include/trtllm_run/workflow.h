@@ -3,11 +3,14 @@
 #ifndef TRTLLM_RUN_WORKFLOW_H_
 #define TRTLLM_RUN_WORKFLOW_H_
 
+#include <cstddef>
 #include <string>
 
 #include "trtllm_run/export.h"
+#include "trtllm_run/job_spec.h"
 #include "trtllm_run/plan.h"
 #include "trtllm_run/request.h"
+#include "trtllm_run/result.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -30,6 +33,18 @@ class TRTLLM_RUN_API Workflow {
   // would be valid. Reads input files (test sources, configs) but writes nothing.
   // plan.repo_root and plan.monitor_timeout_seconds are filled in by the runtime.
   virtual Result<JobPlan> Plan(const CaseRequest& request) const = 0;
+
+  // Refines the verdict of a job this workflow planned (spec.workflow_type == Name()) from
+  // what the job printed, once the executor has judged it from exit codes, scheduler states
+  // and patterns: e.g. pytest's own summary (every test skipped -> SKIPPED, no tests
+  // collected -> ERROR) and per-test outcomes. `log_tail` is the end of the job's log (at
+  // most kJudgeLogBytes, starting at a line boundary; empty when the log is unreadable).
+  // Must only use what the log proves; never turns a verdict the executor made from its
+  // own action (TIMEOUT, HANG_DETECTED, CANCELLED) or the scheduler's (OUT_OF_MEMORY, ERROR)
+  // into another. Default: leaves the result as it is.
+  virtual void Judge(const JobSpec& spec, const std::string& log_tail, RunResult* result) const;
+
+  static constexpr std::size_t kJudgeLogBytes = 8 << 20;
 };
 
 }  // namespace trtllm_run

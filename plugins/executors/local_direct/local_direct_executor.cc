@@ -136,6 +136,7 @@ class LocalDirectExecutor : public Executor {
     spec->model_name = plan.model_name;
     spec->repo_root = plan.repo_root;
     spec->direct_cmd = plan.command;
+    spec->working_dir = plan.working_dir;
     spec->custom_env = plan.env;
     spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
     spec->success_patterns = plan.success_patterns;
@@ -245,7 +246,9 @@ RunResult Run::Go() {
 
   ProcessOptions options;
   options.argv = {"bash", "-c", spec_.direct_cmd};  // one argv element: never re-parsed
-  options.working_dir = spec_.repo_root;
+  options.working_dir = spec_.working_dir.empty() || spec_.repo_root.empty()
+                            ? spec_.repo_root
+                            : spec_.repo_root + "/" + spec_.working_dir;
   options.env = spec_.custom_env;
   Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
   if (!spawned.ok()) {
@@ -272,7 +275,8 @@ RunResult Run::Go() {
     deadline_ = start_ + std::chrono::seconds(spec_.monitor_timeout_seconds);
   }
   Progress("started pid " + std::to_string(child_->pid()) + " (own process group) in " +
-           (spec_.repo_root.empty() ? std::string("the current directory") : spec_.repo_root) +
+           (options.working_dir.empty() ? std::string("the current directory")
+                                        : options.working_dir) +
            "; log " + spec_.log_file +
            (deadline_ ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
                       : ""));

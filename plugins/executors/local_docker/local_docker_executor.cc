@@ -286,6 +286,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   in.memory = request.docker_memory.value_or("");
   in.skip_install = spec->skip_install;
   in.command = plan.command;
+  in.working_dir = plan.working_dir;
   DockerRun run = RenderDockerRun(in);
 
   spec->container_name = in.container_name;

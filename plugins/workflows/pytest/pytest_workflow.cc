@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "pytest_outcome.h"
 #include "python_markers.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
@@ -29,6 +30,13 @@ constexpr int kMaxPytestDevices = 8;
 bool EndsWith(const std::string& text, const std::string& suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string Trim(const std::string& text) {
+  const char* blanks = " \t\r\n";
+  std::size_t first = text.find_first_not_of(blanks);
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(blanks) - first + 1);
 }
 
 std::string BaseName(const std::string& word) {
@@ -67,20 +75,33 @@ CommandWords ReadCommand(const std::vector<ShellToken>& tokens) {
   return out;
 }
 
+// TensorRT-LLM runs its integration tests from this directory (its pytest.ini and
+// conftest.py live there), and its test lists name them relative to it.
+constexpr char kIntegrationDefs[] = "tests/integration/defs";
+
+struct TestFile {
+  std::string path;  // the file, absolute
+  // The directory, relative to the repo root, that the node id resolves against: "" (the
+  // repo root, or an absolute id) or kIntegrationDefs.
+  std::string base;
+};
+
 // The test file of a node id: as given (absolute or under the repo root), or under
 // tests/integration/defs where the repo's integration tests are run from.
-Result<std::string> FindTestFile(const std::string& file, const std::string& repo_root) {
-  std::vector<fs::path> candidates;
+Result<TestFile> FindTestFile(const std::string& file, const std::string& repo_root) {
+  std::vector<std::pair<fs::path, std::string>> candidates;
   if (fs::path(file).is_absolute()) {
-    candidates.push_back(file);
+    candidates.emplace_back(file, "");
   } else {
-    candidates.push_back(fs::path(repo_root) / file);
-    candidates.push_back(fs::path(repo_root) / "tests/integration/defs" / file);
+    candidates.emplace_back(fs::path(repo_root) / file, "");
+    candidates.emplace_back(fs::path(repo_root) / kIntegrationDefs / file, kIntegrationDefs);
   }
   std::string tried;
-  for (const fs::path& candidate : candidates) {
+  for (const auto& [candidate, base] : candidates) {
     std::error_code error;
-    if (fs::is_regular_file(candidate, error)) return candidate.lexically_normal().string();
+    if (fs::is_regular_file(candidate, error)) {
+      return TestFile{candidate.lexically_normal().string(), base};
+    }
     tried += (tried.empty() ? "" : ", ") + candidate.lexically_normal().string();
   }
   return Status::InvalidInput(
@@ -109,6 +130,11 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   JobPlan plan;
   plan.workflow_type = "pytest";
   plan.command = *request.test_cmd;
+  const std::string trimmed = Trim(plan.command);
+  if (IsBareTestId(trimmed)) {
+    plan.command = TestCommandForId(trimmed);
+    plan.notes.push_back("test_cmd is a bare test id: runs as " + plan.command);
+  }
   const std::string repo_root = request.repo_root.value_or(".");
   Result<std::vector<ShellToken>> tokens = TokenizeShell(plan.command);
   if (!tokens.ok()) return tokens.status().WithContext("test_cmd");
@@ -116,12 +142,29 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
 
   std::optional<pytest_markers::DeviceMarker> derived;
   std::string model_from_id;
+  std::optional<std::pair<std::string, std::string>> base_of;  // (node id, its base)
   if (words.is_pytest) {
     for (const std::string& word : words.node_ids) {
       NodeId node = pytest_markers::ParseNodeId(word);
       if (model_from_id.empty()) model_from_id = ModelFromNode(node);
-      Result<std::string> file = FindTestFile(node.file, repo_root);
-      if (!file.ok()) return file.status();
+      Result<TestFile> found = FindTestFile(node.file, repo_root);
+      if (!found.ok()) return found.status();
+      if (!fs::path(node.file).is_absolute()) {
+        if (base_of && base_of->second != found->base) {
+          auto where = [](const std::string& base) {
+            return base.empty() ? std::string("the repo root") : base;
+          };
+          return Status::InvalidInput(
+              "the test ids of test_cmd resolve in different directories: '" + base_of->first +
+                  "' under " + where(base_of->second) + ", '" + word + "' under " +
+                  where(found->base),
+              "pytest runs in one directory: give every id relative to the same one (e.g. "
+              "tests/integration/defs/" +
+                  word + "), or run them as separate cases");
+        }
+        base_of = std::make_pair(word, found->base);
+      }
+      Result<std::string> file = found->path;
       Result<std::string> source = ReadFile(file.value());
       if (!source.ok()) return source.status();
       pytest_markers::Lookup lookup = pytest_markers::FindDeviceMarker(source.value(), node);
@@ -178,6 +221,12 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
     plan.model_name = name.value();
   }
 
+  if (base_of && !base_of->second.empty()) {
+    plan.working_dir = base_of->second;
+    plan.notes.push_back("working_dir " + plan.working_dir + ": the test id " + base_of->first +
+                         " resolves there (TensorRT-LLM runs its integration tests from it, "
+                         "with its pytest.ini and conftest.py); pytest runs in that directory");
+  }
   if (!request.skip_install.value_or(false)) {
     plan.steps.push_back(PlanStep{"install", InstallCommand(false), 1, false});
   }
@@ -470,6 +519,11 @@ class PytestWorkflow : public Workflow {
   std::string Name() const override { return "pytest"; }
   int ClaimOrder() const override { return 40; }
   bool Claims(const CaseRequest& request) const override { return request.test_cmd.has_value(); }
+
+  void Judge(const JobSpec& spec, const std::string& log_tail, RunResult* result) const override {
+    pytest_outcome::Judge(pytest_outcome::ParseLog(log_tail),
+                          result->command.empty() ? spec.direct_cmd : result->command, result);
+  }
 
   Result<JobPlan> Plan(const CaseRequest& request) const override {
     if (!IsPerfSanity(request)) return PlanPytest(request);
