@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "perf_submit.h"
 #include "trtllm_run/image.h"
 #include "trtllm_run/mounts.h"
 #include "trtllm_run/render.h"
@@ -684,31 +685,15 @@ std::string GitOutput(const std::string& repo_root, const std::vector<std::strin
   return text;
 }
 
-// Runs submit.py (Category 4); it writes the launch script.
-Status RunPerfSubmit(const PerfSubmitInputs& inputs) {
-  std::unique_ptr<Scenario> local = MakeLocalScenario();
-  std::vector<std::string> argv = PerfSubmitArgv(inputs);
-  Result<CommandOutput> out = local->Run(argv, "");
-  if (!out.ok()) {
-    return Status::InvalidInput("cannot run submit.py: " + out.status().message(),
-                                "install python3 (submit.py runs with the python3 on PATH)");
-  }
-  auto tail = [](const std::string& text) {
-    constexpr size_t kMax = 2000;
-    return text.size() <= kMax ? text : "..." + text.substr(text.size() - kMax);
-  };
-  if (out->exit_code != 0) {
-    return Status::InvalidInput(
-        inputs.submit_py + " failed (exit " + std::to_string(out->exit_code) +
-            "): " + tail(out->stderr_text.empty() ? out->stdout_text : out->stderr_text),
-        "check the perf config and the test id; nothing was submitted");
-  }
-  struct stat info {};
-  if (::stat(inputs.launch_sh.c_str(), &info) != 0) {
-    return Status::InvalidInput(inputs.submit_py + " exited 0 but wrote no launch script at " +
-                                inputs.launch_sh);
-  }
-  return Status::Ok();
+// Runs submit.py (Category 4) against the job's slurm_env; it writes the launch script,
+// which must ask for what the plan does.
+Status RunPerfSubmitFor(const PerfSubmitInputs& submit, ResolvedJob* job) {
+  Result<int> timeout = internal::SubmitTimeoutSeconds();
+  if (!timeout.ok()) return timeout.status();
+  internal::PerfSubmitTarget target;
+  target.params = job->params;
+  target.partition = job->partition;
+  return internal::RunPerfSubmit(submit, job->env, target, timeout.value(), &job->notes);
 }
 
 }  // namespace
@@ -821,7 +806,7 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
     } else {
       submit.test_list = job.perf_id->test_string;
     }
-    TRTLLM_RUN_RETURN_IF_ERROR(RunPerfSubmit(submit));
+    TRTLLM_RUN_RETURN_IF_ERROR(RunPerfSubmitFor(submit, &job));
     std::vector<std::string> argv = PerfSubmitArgv(submit);
     std::string line;
     for (const std::string& word : argv) line += (line.empty() ? "" : " ") + ShellQuote(word);
