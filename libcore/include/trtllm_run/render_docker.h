@@ -34,6 +34,9 @@ struct DockerRunInput {
   std::string memory;                   // --memory and --memory-swap (e.g. "256m"); empty: none
   bool skip_install = false;            // no pip install and no `import tensorrt_llm` check
   std::string command;                  // run last in the payload, verbatim
+  // bash options the command runs under (CommandShellOptions): set just before it, after
+  // the install lines; empty: none.
+  std::vector<std::string> shell_options;
 };
 
 struct DockerRun {
