@@ -2,7 +2,8 @@
 // "Eval"). Devices are --tp_size x --pp_size; --gpus_per_node caps the devices per node.
 // The eval step always gets the cluster's MPI plugin (trtllm-eval initialises MPI at
 // import) and, with more than one task, trtllm-llmapi-launch. A job that needs more than
-// one node is rendered on the perf-sanity path by the Slurm executors.
+// one node goes to the Slurm executors' perf-sanity fallback, which they refuse unless
+// the request opts in.
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
 #include "trtllm_run/plugin_api.h"
@@ -65,8 +66,9 @@ class EvalWorkflow : public Workflow {
     if (plan.node_count > 1) {
       plan.notes.push_back(
           "eval: " + std::to_string(plan.node_count) +
-          " nodes; trtllm-eval is single-node, so Slurm runs it on the perf-sanity path "
-          "(submit.py, accuracy.enable_accuracy_test: true)");
+          " nodes; trtllm-eval is single-node, so Slurm could run it only on the perf-sanity "
+          "path (submit.py), where the accuracy run is not guaranteed: refused unless "
+          "--eval-perf-fallback true");
     }
 
     std::string run = command;
