@@ -3,7 +3,7 @@
 // FindModelArgument and SanitizeModelName (model names from commands), and the
 // workflows' command analysis (command_parse.h): TokenizeShell, SplitTopLevelAnd,
 // LastInvocation, PrefixInvocation, ReplaceOptionValue, ParseEvalCommand,
-// FindPerfSanityId.
+// ParseBenchCommand, FindPerfSanityId.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -95,6 +95,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   (void)trtllm_run::ReplaceOptionValue(text, {"--model", "-m"}, "/models/a", "/m b/c");
   Result<trtllm_run::EvalArgs> eval = trtllm_run::ParseEvalCommand(text);
   if (eval.ok()) FUZZ_CHECK(eval.value().tp_size > 0 && eval.value().pp_size > 0);
+  Result<trtllm_run::BenchArgs> sizes = trtllm_run::ParseBenchCommand(text);
+  if (sizes.ok()) {
+    FUZZ_CHECK(sizes.value().tp > 0 && sizes.value().pp > 0 && sizes.value().ep >= 0);
+  } else {
+    FUZZ_CHECK(sizes.status().message().find("bench_cmd") != std::string::npos);
+  }
   (void)trtllm_run::FindPerfSanityId(text);
   (void)trtllm_run::IsHuggingFaceId(text);
 

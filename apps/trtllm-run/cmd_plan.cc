@@ -12,7 +12,6 @@ namespace {
 
 std::string Summary(const PreparedCase& prepared) {
   const JobSpec& spec = prepared.spec;
-  const JobPlan& plan = prepared.planned.plan;
   std::ostringstream out;
   out << "Generated: " << spec.work_dir << "/job_spec.json\n";
   out << "Script: "
@@ -23,9 +22,10 @@ std::string Summary(const PreparedCase& prepared) {
   out << "Model: " << spec.model_name << "\n";
   out << "Docker image: " << (spec.container_image.empty() ? "(none)" : spec.container_image)
       << "\n";
-  out << "Devices: " << plan.required_devices << " GPUs across " << spec.node_count << " node"
-      << (spec.node_count == 1 ? "" : "s") << " (" << plan.required_devices_per_node
-      << " per node, " << plan.total_required_devices << " in total)\n";
+  // As the executor placed them (job_spec.json), not as the workflow first sized them.
+  out << "Devices: " << spec.required_devices << " GPUs across " << spec.node_count << " node"
+      << (spec.node_count == 1 ? "" : "s") << " (" << spec.required_devices_per_node
+      << " per node, " << spec.total_required_devices << " in total)\n";
   out << "Scenario: " << spec.scenario << "\n";
   out << "Work dir: " << spec.work_dir << "\n";
   std::vector<std::string> notes = prepared.planned.notes;

@@ -1,7 +1,10 @@
 #!/bin/bash
 # trtllm-run: runs a custom command inside a Slurm job step (spec 001 Category 3).
 # The batch script exports:
-#   CUSTOM_COMMAND  the command, run with `bash -c` exactly as given
+#   CUSTOM_COMMAND  the command, run with `bash -u -o pipefail -c` exactly as given:
+#                   nounset and pipefail, no errexit (an unset variable or a failing
+#                   stage of a pipeline fails it; a failing line does not stop it), the
+#                   same on every executor (CommandShellOptions in render.h)
 #   CUSTOM_ENV      KEY=VALUE pairs to export first (values shell-quoted)
 #   CUSTOM_WORKDIR  where to run it (default: llmSrcNode)
 #   llmSrcNode      the TensorRT-LLM checkout as the job sees it
@@ -39,7 +42,7 @@ cd "${CUSTOM_WORKDIR:-${llmSrcNode:?llmSrcNode is not set}}"
 { set +x; } 2>/dev/null
 set +eE
 trap - ERR
-bash -c "${CUSTOM_COMMAND:?CUSTOM_COMMAND is not set}"
+bash -u -o pipefail -c "${CUSTOM_COMMAND:?CUSTOM_COMMAND is not set}"
 exit_code=$?
 echo "Rank${rank} Custom command finished with exit code ${exit_code}"
 exit "${exit_code}"

@@ -450,6 +450,75 @@ Result<EvalArgs> ParseEvalCommand(std::string_view eval_cmd) {
   return args;
 }
 
+namespace {
+
+// "--tp, --tp_size and --tp-size".
+std::string SpellingList(std::initializer_list<std::string_view> spellings) {
+  std::string text;
+  size_t i = 0;
+  for (std::string_view spelling : spellings) {
+    text += (i == 0 ? "" : i + 1 == spellings.size() ? " and " : ", ") + std::string(spelling);
+    ++i;
+  }
+  return text;
+}
+
+// One size option of trtllm-bench under each of its spellings: the value, the spelling
+// it came from ("" when none was given), or an error when the spellings disagree or the
+// value is not an integer >= the minimum.
+Result<int> BenchSize(const Invocation& invocation, std::string_view bench_cmd,
+                      std::initializer_list<std::string_view> spellings, int fallback, int minimum,
+                      std::string* given_as) {
+  std::optional<std::string> value;
+  for (std::string_view spelling : spellings) {
+    std::optional<std::string> found = invocation.Option({spelling});
+    if (!found) continue;
+    if (value && *found != *value) {
+      return Status::InvalidInput(
+          "bench_cmd: " + *given_as + " " + *value + " and " + std::string(spelling) + " " +
+              *found + " give two sizes in: " + Excerpt(bench_cmd),
+          "give the size once: " + SpellingList(spellings) + " are one option");
+    }
+    if (!value) *given_as = std::string(spelling);
+    value = found;
+  }
+  if (!value) return fallback;
+  bool digits = !value->empty() && value->size() <= 9;
+  for (char c : *value) digits = digits && c >= '0' && c <= '9';
+  int n = digits ? std::stoi(*value) : -1;
+  if (n < minimum) {
+    return Status::InvalidInput("bench_cmd: " + *given_as + " must be a " +
+                                    (minimum == 0 ? "non-negative" : "positive") +
+                                    " integer, got '" + *value + "'",
+                                "e.g. " + *given_as + " 4");
+  }
+  return n;
+}
+
+}  // namespace
+
+Result<BenchArgs> ParseBenchCommand(std::string_view bench_cmd) {
+  std::optional<Invocation> invocation = LastInvocation(bench_cmd, "trtllm-bench");
+  if (!invocation) {
+    return Status::InvalidInput("bench_cmd does not run trtllm-bench",
+                                "give a trtllm-bench command; other commands go in --custom-cmd");
+  }
+  BenchArgs args;
+  Result<int> tp =
+      BenchSize(*invocation, bench_cmd, {"--tp", "--tp_size", "--tp-size"}, 1, 1, &args.tp_option);
+  if (!tp.ok()) return tp.status();
+  Result<int> pp =
+      BenchSize(*invocation, bench_cmd, {"--pp", "--pp_size", "--pp-size"}, 1, 1, &args.pp_option);
+  if (!pp.ok()) return pp.status();
+  Result<int> ep =
+      BenchSize(*invocation, bench_cmd, {"--ep", "--ep_size", "--ep-size"}, 0, 0, &args.ep_option);
+  if (!ep.ok()) return ep.status();
+  args.tp = tp.value();
+  args.pp = pp.value();
+  args.ep = ep.value();
+  return args;
+}
+
 Result<std::optional<PerfSanityId>> FindPerfSanityId(std::string_view test_cmd) {
   static const std::string kMarker = "test_e2e[";
   std::string word;

@@ -1,5 +1,6 @@
 // Pieces shared by the job renderers: the install command, MPI variable cleanup, the
-// shipped data directory, and the per-workflow names and log patterns.
+// command's shell options, the shipped data directory, and the per-workflow names and
+// log patterns.
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem/path.hpp>
 
@@ -37,6 +38,11 @@ std::string MpiCleanupSnippet(const std::vector<std::string>& keep) {
       "done\n"
       "unset trtllm_run_var\n";
   return snippet;
+}
+
+std::vector<std::string> CommandShellOptions(const std::string& workflow_type) {
+  if (workflow_type == "custom") return {"-u", "-o", "pipefail"};
+  return {};
 }
 
 std::string DataDirectory() {

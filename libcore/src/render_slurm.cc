@@ -324,6 +324,51 @@ Result<SlurmEnv> LoadSlurmEnv(const CaseRequest& request, const Placement& place
   return env;
 }
 
+// What the multi-node eval fallback can promise. It hands an aggregated perf config with
+// accuracy.enable_accuracy_test to the repo's submit.py, and TensorRT-LLM's submit.py
+// forwards accuracy settings only for disaggregated configs: with it the job runs the
+// perf benchmark and no accuracy test, and its verdict (8_done_) would still be PASSED.
+// trtllm-run cannot tell a submit.py that does better from one that does not, so the
+// fallback needs the request's explicit eval_perf_fallback; otherwise kInvalidInput
+// naming the sizes and the ways to run the evaluation instead.
+constexpr char kEvalFallbackAccuracy[] =
+    "TensorRT-LLM's submit.py forwards accuracy settings only for disaggregated configs, and "
+    "this fallback writes an aggregated one";
+
+Status CheckEvalFallback(const CaseRequest& request, const ResolvedJob& job,
+                         const std::string& partition, int required, int per_node) {
+  if (request.eval_perf_fallback.value_or(false)) return Status::Ok();
+  const int nodes = (required + per_node - 1) / per_node;
+  const int one_node = job.gpus_per_node.value_or(per_node);
+  return Status::InvalidInput(
+      "eval_cmd: world_size " + std::to_string(required) + " (tp_size " +
+          std::to_string(job.eval.tp_size) + " x pp_size " + std::to_string(job.eval.pp_size) +
+          ") needs " + std::to_string(nodes) + " nodes of " + std::to_string(per_node) +
+          " GPUs (partition " + partition +
+          "), and trtllm-eval runs on one node; the multi-node fallback through the repo's "
+          "submit.py cannot be relied on to run the accuracy test (" +
+          kEvalFallbackAccuracy + "), so the job could pass without evaluating anything",
+      "run the evaluation on one node (tp_size x pp_size <= " + std::to_string(one_node) +
+          " on partition " + partition + ", or a partition with at least " +
+          std::to_string(required) +
+          " GPUs per node); or run it as a perf-sanity case whose config runs the accuracy "
+          "test (--test-cmd 'test_e2e[disagg-...]' or --perf-config-yaml FILE); or, if this "
+          "repo's submit.py runs accuracy for aggregated configs, give --eval-perf-fallback "
+          "true");
+}
+
+std::string EvalFallbackNote(int required, int per_node) {
+  const int nodes = (required + per_node - 1) / per_node;
+  return "eval: world_size " + std::to_string(required) + " needs " + std::to_string(nodes) +
+         " nodes of " + std::to_string(per_node) +
+         " GPUs: runs on the perf-sanity path through submit.py with "
+         "accuracy.enable_accuracy_test: true (eval_perf_fallback given). The accuracy run is "
+         "NOT guaranteed: " +
+         kEvalFallbackAccuracy +
+         "; unless this repo's submit.py does better, the job runs the perf benchmark only "
+         "and its verdict is that benchmark's";
+}
+
 Result<ResolvedJob> Resolve(const CaseRequest& request, const JobPlan& plan,
                             const Placement& placement, const SlurmJobOptions& options,
                             const std::string& work_dir) {
@@ -555,11 +600,13 @@ Result<ResolvedJob> Resolve(const CaseRequest& request, const JobPlan& plan,
     eval_gpn = job.eval.gpus_per_node.value_or(job.gpus_per_node.value_or(0));
     if (plan.node_count > 1 || (eval_gpn > 0 && required > eval_gpn)) {
       job.eval_fallback = true;
-      if (eval_gpn <= 0) eval_gpn = plan.required_devices_per_node;
-      notes.push_back("eval: world_size " + std::to_string(required) +
-                      " needs more than one node (" + std::to_string(eval_gpn) +
-                      " GPUs per node): runs on the perf-sanity path through submit.py with "
-                      "accuracy.enable_accuracy_test: true (spec 001 Step 3)");
+      // Per node: the partition's (or --gpus_per_node's) GPUs, or fewer when the request
+      // asked for fewer per node.
+      if (eval_gpn <= 0 || plan.required_devices_per_node < eval_gpn) {
+        eval_gpn = plan.required_devices_per_node;
+      }
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckEvalFallback(request, job, partition, required, eval_gpn));
+      notes.push_back(EvalFallbackNote(required, eval_gpn));
     }
   }
   if (job.perf || job.eval_fallback) {
@@ -722,7 +769,9 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
   spec->failure_patterns = job.patterns.failure;
   spec->required_devices = plan.required_devices;
   spec->total_required_devices = plan.total_required_devices;
-  spec->required_devices_per_node = plan.required_devices_per_node;
+  // The eval fallback spreads the plan's devices over nodes of the partition's size.
+  spec->required_devices_per_node =
+      job.eval_fallback ? job.params.ntasks_per_node : plan.required_devices_per_node;
   spec->node_count = job.params.nodes;
   spec->job_name = job.job_name;
   spec->container_image = job.image;
@@ -794,6 +843,7 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
       submit.config_file = config;
       submit.test_name = EvalPerfServerName(job.eval, plan.model_name);
       spec->extra["perf_config_yaml"] = config;
+      spec->extra["eval_accuracy_run"] = std::string("not guaranteed: ") + kEvalFallbackAccuracy;
     } else if (request.perf_config_yaml) {
       std::error_code error;
       submit.config_file =

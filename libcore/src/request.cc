@@ -101,6 +101,11 @@ const std::vector<FieldDef>& FieldTable() {
           "always"),
       Str("docker_memory", &R::docker_memory,
           "local_docker container memory limit, e.g. 8g (default: none)"),
+      Bool("eval_perf_fallback", &R::eval_perf_fallback,
+           "Slurm: run a trtllm-eval that needs more than one node on the perf-sanity path "
+           "(the repo's submit.py) although the accuracy run may be skipped there: "
+           "TensorRT-LLM's submit.py forwards accuracy settings only for disaggregated "
+           "configs (default: false, refused)"),
       Str("slurm_cluster", &R::slurm_cluster,
           "Remote cluster name; looked up in the cluster catalog"),
       Str("ssh_host", &R::ssh_host,

@@ -298,6 +298,12 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   spec.work_dir = work_dir.value();
   spec.log_file =
       (fs::path(spec.work_dir) / (prepared.planned.plan.model_name + "_local.log")).string();
+  // The plan's device counts unless the executor places the job otherwise.
+  const JobPlan& plan = prepared.planned.plan;
+  spec.required_devices = plan.required_devices;
+  spec.total_required_devices = plan.total_required_devices;
+  spec.required_devices_per_node = plan.required_devices_per_node;
+  spec.node_count = plan.node_count;
   Status status = executor.value()->Prepare(prepared.planned.request, prepared.planned.plan,
                                             prepared.planned.placement, &spec);
   if (!status.ok()) {

@@ -141,6 +141,7 @@ TEST_CASE("multi-node trtllm-eval falls back to the perf-sanity path", "[render]
   TempDir root;
   CaseRequest request;
   request.eval_cmd = "trtllm-eval --model /m/DeepSeek-R1 --tp_size 8 gsm8k";
+  request.eval_perf_fallback = true;  // refused without (the accuracy run is not guaranteed)
   Prepared job = PrepareJob(root, request, ClusterA("small"));
   INFO(job.status.ToString());
   REQUIRE(job.status.ok());

@@ -216,14 +216,15 @@ TEST_CASE("Category 5: the eval script", "[render][slurm]") {
                              "gsm8k"));
   CHECK(Str(job.job_spec, "script_name") == "qwen3_8b_eval.slurm");
 
-  SECTION("one task: MPI all the same (trtllm-eval initialises MPI), no launcher") {
+  SECTION("one task: no MPI and the variable cleanup, as for bench; no launcher") {
     request.eval_cmd = "trtllm-eval --model /m/Qwen3-8B gsm8k";
     Prepared one = PrepareJob(root, request, ClusterA());
     REQUIRE(one.status.ok());
     std::vector<StepCall> one_steps = Steps(one.script);
     const StepCall* eval = FindStep(one_steps, "run");
     REQUIRE(eval);
-    CHECK(eval->Get("--mpi") == "pmix_v5");
+    CHECK_FALSE(eval->Has("--mpi"));
+    CHECK_THAT(eval->command[2], Catch::Contains("SLURM_PROCID|SLURM_LOCALID) ;;"));
     CHECK_THAT(eval->command[2], Catch::EndsWith("\ntrtllm-eval --model /m/Qwen3-8B gsm8k"));
   }
 }

@@ -85,6 +85,7 @@ const std::map<std::string, std::function<std::string(const CaseRequest&)>>& Mem
       {"persistent_mode", b(&R::persistent_mode)},
       {"docker_pull", s(&R::docker_pull)},
       {"docker_memory", s(&R::docker_memory)},
+      {"eval_perf_fallback", b(&R::eval_perf_fallback)},
       {"slurm_cluster", s(&R::slurm_cluster)},
       {"ssh_host", s(&R::ssh_host)},
       {"ssh_config_file", s(&R::ssh_config_file)},

@@ -393,8 +393,7 @@ TEST_CASE("HF model ids resolve under llm_models_root or models_path", "[workflo
   }
 }
 
-TEST_CASE("eval plan: MPI on the eval step always, the launcher only for > 1 task",
-          "[workflow][eval]") {
+TEST_CASE("eval plan: MPI and the launcher only for > 1 task, as for bench", "[workflow][eval]") {
   CaseRequest request;
   request.eval_cmd = "trtllm-eval --model /m/x gsm8k";
   Result<JobPlan> plan = PlanCase(request);
@@ -402,7 +401,7 @@ TEST_CASE("eval plan: MPI on the eval step always, the launcher only for > 1 tas
   REQUIRE(plan->steps.size() == 2);
   CHECK(plan->steps[0].name == "install");
   CHECK_THAT(plan->steps[0].command, Catch::Contains("examples/trtllm-eval/requirements.txt"));
-  CHECK(plan->steps[1].use_mpi);
+  CHECK_FALSE(plan->steps[1].use_mpi);
   CHECK(plan->steps[1].command == *request.eval_cmd);
   CHECK(plan->success_patterns == std::vector<std::string>{"accuracy:", "score:"});
 }

@@ -1,8 +1,8 @@
 // Reading shell command lines without running them: a quote-aware tokenizer that keeps
 // byte offsets (so parts of a command can be cut out or rewritten byte for byte), the
 // top-level `&&` split of bench chains, the options of the last trtllm-bench /
-// trtllm-eval invocation, the perf-sanity test id grammar, and HuggingFace model ids.
-// Nothing is expanded: `$VAR`, `$(...)` and backticks stay literal text.
+// trtllm-eval invocation (their sizing inputs), the perf-sanity test id grammar, and HuggingFace
+// model ids. Nothing is expanded: `$VAR`, `$(...)` and backticks stay literal text.
 #ifndef TRTLLM_RUN_COMMAND_PARSE_H_
 #define TRTLLM_RUN_COMMAND_PARSE_H_
 
@@ -90,6 +90,24 @@ struct EvalArgs {
 // Parses the last `trtllm-eval` invocation of `eval_cmd`. kInvalidInput when the
 // command has no trtllm-eval, or a size option is not a positive integer.
 TRTLLM_RUN_API Result<EvalArgs> ParseEvalCommand(std::string_view eval_cmd);
+
+// trtllm-bench's sizing inputs (spec 001 Step 3, Bench), of its last invocation.
+struct BenchArgs {
+  int tp = 1;
+  int pp = 1;
+  int ep = 0;  // expert parallelism: adds no GPUs
+  // The spelling each size was given in ("--tp", "--tp_size", ...), for notes; "" when
+  // the default applies.
+  std::string tp_option, pp_option, ep_option;
+  int world_size() const { return tp * pp; }
+};
+
+// Parses the last `trtllm-bench` invocation of `bench_cmd`. Each size has two spellings,
+// both accepted as `--name V` and `--name=V`: --tp or --tp_size (--tp-size), --pp or
+// --pp_size (--pp-size), --ep or --ep_size (--ep-size); TensorRT-LLM's own docs use both.
+// kInvalidInput when the command has no trtllm-bench, a size is not a positive integer
+// (ep: non-negative), or two spellings of one size give different values.
+TRTLLM_RUN_API Result<BenchArgs> ParseBenchCommand(std::string_view bench_cmd);
 
 // A perf-sanity test id (spec-notes "Facts about the real TensorRT-LLM tree").
 struct PerfSanityId {

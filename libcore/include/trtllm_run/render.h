@@ -29,6 +29,13 @@ TRTLLM_RUN_API std::string InstallCommand(bool eval_requirements);
 // that a single-process step does not initialise MPI against srun's PMI (MPI_ERR_SPAWN).
 TRTLLM_RUN_API std::string MpiCleanupSnippet(const std::vector<std::string>& keep);
 
+// The bash options a workflow's command runs under, the same on every executor (bash
+// OPTIONS -c COMMAND). custom: {"-u", "-o", "pipefail"}, the original run script's mode
+// without errexit: an unset variable or a failing stage of a pipeline fails the command,
+// and a failing line does not stop it. Every other workflow: none (plain `bash -c`).
+// slurm_run_custom.sh, a data file, spells the custom options out itself.
+TRTLLM_RUN_API std::vector<std::string> CommandShellOptions(const std::string& workflow_type);
+
 // Data files shipped with libcore: <dir of libtrtllm_run_core>/<rel>/share/trtllm-run, the
 // build tree's copy in a build and the installed one after install.
 TRTLLM_RUN_API std::string DataDirectory();

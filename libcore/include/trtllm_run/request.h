@@ -47,6 +47,9 @@ struct CaseRequest {
   std::optional<bool> persistent_mode;
   std::optional<std::string> docker_pull;    // local_docker: never, missing (default), always
   std::optional<std::string> docker_memory;  // local_docker: container memory limit, e.g. 8g
+  // Slurm: a trtllm-eval that needs more than one node runs on the perf-sanity path
+  // (submit.py) although the accuracy run may be skipped there; default false: refused.
+  std::optional<bool> eval_perf_fallback;
 
   // Remote Slurm inputs. The password is never serialized (see slurm_password_file).
   std::optional<std::string> slurm_cluster;

@@ -1,7 +1,8 @@
 // The `local_direct` executor (spec 000 Steps 4-5, "For local_direct"): runs the plan's
-// command with `bash -c` on this host, in the repo root, with custom_env exported, no
-// container. Its merged output goes to the terminal and to <work_dir>/<model>_local.log
-// as it arrives. Enforces monitor_timeout_seconds (TIMEOUT) and hang detection ("hang
+// command with `bash -c` (custom commands: `bash -u -o pipefail -c`, as on every
+// executor) on this host, in the repo root, with custom_env exported, no container. Its
+// merged output goes to the terminal and to <work_dir>/<model>_local.log as it arrives.
+// Enforces monitor_timeout_seconds (TIMEOUT) and hang detection ("hang
 // detected" in the log -> HANG_DETECTED), and on every ending (verdict, cancel) leaves no
 // process of the command's process group running.
 #include <errno.h>
@@ -24,6 +25,7 @@
 #include "trtllm_run/log_follower.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/render.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -245,7 +247,13 @@ RunResult Run::Go() {
   }
 
   ProcessOptions options;
-  options.argv = {"bash", "-c", spec_.direct_cmd};  // one argv element: never re-parsed
+  // bash [the workflow's options] -c COMMAND; the command is one argv element, never
+  // re-parsed.
+  options.argv = {"bash"};
+  for (const std::string& option : CommandShellOptions(spec_.workflow_type)) {
+    options.argv.push_back(option);
+  }
+  options.argv.insert(options.argv.end(), {"-c", spec_.direct_cmd});
   options.working_dir = spec_.working_dir.empty() || spec_.repo_root.empty()
                             ? spec_.repo_root
                             : spec_.repo_root + "/" + spec_.working_dir;

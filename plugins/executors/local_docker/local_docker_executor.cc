@@ -34,6 +34,7 @@
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/progress.h"
+#include "trtllm_run/render.h"
 #include "trtllm_run/render_docker.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
@@ -287,6 +288,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   in.skip_install = spec->skip_install;
   in.command = plan.command;
   in.working_dir = plan.working_dir;
+  in.shell_options = CommandShellOptions(plan.workflow_type);
   DockerRun run = RenderDockerRun(in);
 
   spec->container_name = in.container_name;

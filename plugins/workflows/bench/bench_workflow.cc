@@ -1,8 +1,8 @@
 // The `bench` workflow: a pre-built trtllm-bench command, optionally a dataset step and a
 // run step joined by one top-level `&&` (spec 000 "Bench", spec 001 Step 3 "Bench").
-// Devices are tp x pp of the LAST trtllm-bench invocation (--ep adds none); the job is
-// single-node; with more than one task the run step is MPI-launched through
-// trtllm-llmapi-launch.
+// Devices are tp x pp of the LAST trtllm-bench invocation (--tp or --tp_size, --pp or
+// --pp_size: ParseBenchCommand; --ep adds none); the job is single-node; with more than
+// one task the run step is MPI-launched through trtllm-llmapi-launch.
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
 #include "trtllm_run/plugin_api.h"
@@ -11,22 +11,6 @@
 
 namespace trtllm_run {
 namespace {
-
-Result<int> SizeOption(const Invocation& invocation, std::string_view name, int fallback,
-                       bool allow_zero) {
-  std::optional<std::string> value = invocation.Option({name});
-  if (!value) return fallback;
-  bool digits = !value->empty() && value->size() <= 9;
-  for (char c : *value) digits = digits && c >= '0' && c <= '9';
-  int n = digits ? std::stoi(*value) : -1;
-  if (n < 0 || (n == 0 && !allow_zero)) {
-    return Status::InvalidInput("bench_cmd: " + std::string(name) + " must be a " +
-                                    (allow_zero ? "non-negative" : "positive") + " integer, got '" +
-                                    *value + "'",
-                                "e.g. " + std::string(name) + " 4");
-  }
-  return n;
-}
 
 class BenchWorkflow : public Workflow {
  public:
@@ -49,29 +33,28 @@ class BenchWorkflow : public Workflow {
           "join further commands with ';' inside one step, quote an '&&' that belongs to an "
           "argument, or use --custom-cmd for other chains");
     }
+    Result<BenchArgs> sizes = ParseBenchCommand(original);
+    if (!sizes.ok()) return sizes.status();
+    const BenchArgs& bench = sizes.value();
     std::optional<Invocation> last = LastInvocation(original, "trtllm-bench");
-    if (!last) {
-      return Status::InvalidInput("bench_cmd does not run trtllm-bench",
-                                  "give a trtllm-bench command; other commands go in --custom-cmd");
-    }
-    Result<int> tp = SizeOption(*last, "--tp", 1, false);
-    if (!tp.ok()) return tp.status();
-    Result<int> pp = SizeOption(*last, "--pp", 1, false);
-    if (!pp.ok()) return pp.status();
-    Result<int> ep = SizeOption(*last, "--ep", 0, true);
-    if (!ep.ok()) return ep.status();
-    const int world_size = tp.value() * pp.value();
-    int required = world_size;
+    if (!last) return Status::Internal("bench_cmd: trtllm-bench parsed but not found");
+    // "tp 2", or "tp 2 (--tp_size)" when given in the long spelling.
+    auto size_text = [](const std::string& name, int value, const std::string& option) {
+      bool long_spelling = !option.empty() && option != "--" + name;
+      return name + " " + std::to_string(value) + (long_spelling ? " (" + option + ")" : "");
+    };
+    const std::string tp_text = size_text("tp", bench.tp, bench.tp_option);
+    const std::string pp_text = size_text("pp", bench.pp, bench.pp_option);
+    int required = bench.world_size();
     if (request.required_devices) {
       required = *request.required_devices;
       plan.notes.push_back("required_devices " + std::to_string(required) +
-                           ": given (the last trtllm-bench says tp " + std::to_string(tp.value()) +
-                           " x pp " + std::to_string(pp.value()) + ")");
+                           ": given (the last trtllm-bench says " + tp_text + " x " + pp_text +
+                           ")");
     } else {
-      plan.notes.push_back("required_devices " + std::to_string(required) + ": tp " +
-                           std::to_string(tp.value()) + " x pp " + std::to_string(pp.value()) +
-                           " of the last trtllm-bench invocation (ep " +
-                           std::to_string(ep.value()) + " adds no GPUs)");
+      plan.notes.push_back("required_devices " + std::to_string(required) + ": " + tp_text + " x " +
+                           pp_text + " of the last trtllm-bench invocation (ep " +
+                           std::to_string(bench.ep) + " adds no GPUs)");
     }
 
     Result<std::string> model = DeriveModelName(request, original, "bench", &plan);

@@ -1,8 +1,11 @@
 // The `eval` workflow: a pre-built trtllm-eval command (spec 000 "Eval", spec 001 Step 3
 // "Eval"). Devices are --tp_size x --pp_size; --gpus_per_node caps the devices per node.
-// The eval step always gets the cluster's MPI plugin (trtllm-eval initialises MPI at
-// import) and, with more than one task, trtllm-llmapi-launch. A job that needs more than
-// one node is rendered on the perf-sanity path by the Slurm executors.
+// As for bench (spec-notes, "eval (Category 5)"): with more than one task the eval step
+// gets the cluster's MPI plugin and trtllm-llmapi-launch; with one task neither, and the
+// Slurm step unsets srun's MPI/Slurm variables (keeping SLURM_PROCID and SLURM_LOCALID)
+// so that mpi4py, which trtllm-eval imports, does not initialise MPI against them and
+// fail with MPI_ERR_SPAWN. A job that needs more than one node goes to the Slurm
+// executors' perf-sanity fallback, which they refuse unless the request opts in.
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
 #include "trtllm_run/plugin_api.h"
@@ -65,8 +68,9 @@ class EvalWorkflow : public Workflow {
     if (plan.node_count > 1) {
       plan.notes.push_back(
           "eval: " + std::to_string(plan.node_count) +
-          " nodes; trtllm-eval is single-node, so Slurm runs it on the perf-sanity path "
-          "(submit.py, accuracy.enable_accuracy_test: true)");
+          " nodes; trtllm-eval is single-node, so Slurm could run it only on the perf-sanity "
+          "path (submit.py), where the accuracy run is not guaranteed: refused unless "
+          "--eval-perf-fallback true");
     }
 
     std::string run = command;
@@ -79,7 +83,7 @@ class EvalWorkflow : public Workflow {
     if (!request.skip_install.value_or(false)) {
       plan.steps.push_back(PlanStep{"install", InstallCommand(true), plan.node_count, false});
     }
-    plan.steps.push_back(PlanStep{"run", run, required, true});
+    plan.steps.push_back(PlanStep{"run", run, required, required > 1});
 
     WorkflowPatterns patterns = PatternsFor("eval", plan.model_name);
     plan.success_patterns = patterns.success;
