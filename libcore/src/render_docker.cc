@@ -214,13 +214,11 @@ DockerRun RenderDockerRun(const DockerRunInput& in) {
         "python3 -c 'import tensorrt_llm' || { echo 'trtllm-run: import tensorrt_llm failed "
         "in the container; check the image and the build' >&2; exit 1; }\n";
   }
-  if (!in.working_dir.empty()) payload += "cd " + ShellQuote(in.working_dir) + " || exit 1
-";
+  if (!in.working_dir.empty()) payload += "cd " + ShellQuote(in.working_dir) + " || exit 1\n";
   if (!in.shell_options.empty()) {
     std::string options;
     for (const std::string& option : in.shell_options) options += " " + option;
-    payload += "set" + options + "
-";
+    payload += "set" + options + "\n";
   }
   payload += in.command;
   return Finish(in, CommonOptions(in, in.container_name), std::move(payload),

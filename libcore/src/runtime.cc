@@ -340,11 +340,15 @@ std::string LogTail(const std::string& path, std::size_t max_bytes) {
 }
 
 // The workflow that planned the job refines the executor's verdict from the job's log.
-void JudgeWithWorkflow(const Registry& registry, const JobSpec& spec, RunResult* result) {
+// `command` is the plan's: job specs of batch executors name only their script.
+void JudgeWithWorkflow(const Registry& registry, const JobSpec& spec, const std::string& command,
+                       RunResult* result) {
   for (const std::shared_ptr<Workflow>& workflow : registry.CreateWorkflows()) {
     if (workflow->Name() != spec.workflow_type) continue;
+    JobSpec judged = spec;
+    if (judged.direct_cmd.empty()) judged.direct_cmd = command;
     try {
-      workflow->Judge(spec, LogTail(result->log_file, Workflow::kJudgeLogBytes), result);
+      workflow->Judge(judged, LogTail(result->log_file, Workflow::kJudgeLogBytes), result);
     } catch (const std::exception& e) {
       result->errors.push_back("workflow " + workflow->Name() + " could not read the log: " +
                                e.what());
@@ -391,7 +395,7 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
     result.monitor_timeout_seconds = planned.plan.monitor_timeout_seconds;
   }
   result.notes.insert(result.notes.begin(), planned.notes.begin(), planned.notes.end());
-  JudgeWithWorkflow(registry, spec, &result);
+  JudgeWithWorkflow(registry, spec, planned.plan.command, &result);
   Diagnose(&result, spec);  // spec 000 "Failure Diagnosis", the same for every executor
 
   Status written = WriteResult(result);

@@ -26,9 +26,10 @@ namespace plan_test {
 namespace fs = std::filesystem;
 using namespace trtllm_run;
 
-// tests/fixtures/<name>, found from this file's location.
+// tests/fixtures/<name>, found from this file's location; absolute, also when the
+// compiler was given a relative __FILE__ (ccache's base_dir).
 inline std::string FixturePath(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
+  return fs::absolute(fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
       .lexically_normal()
       .string();
 }

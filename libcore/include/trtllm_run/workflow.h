@@ -38,7 +38,8 @@ class TRTLLM_RUN_API Workflow {
   // what the job printed, once the executor has judged it from exit codes, scheduler states
   // and patterns: e.g. pytest's own summary (every test skipped -> SKIPPED, no tests
   // collected -> ERROR) and per-test outcomes. `log_tail` is the end of the job's log (at
-  // most kJudgeLogBytes, starting at a line boundary; empty when the log is unreadable).
+  // most kJudgeLogBytes, starting at a line boundary; empty when the log is unreadable);
+  // spec.direct_cmd is the planned command, also for executors that run a script.
   // Must only use what the log proves; never turns a verdict the executor made from its
   // own action (TIMEOUT, HANG_DETECTED, CANCELLED) or the scheduler's (OUT_OF_MEMORY, ERROR)
   // into another. Default: leaves the result as it is.

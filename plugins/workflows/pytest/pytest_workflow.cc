@@ -522,7 +522,7 @@ class PytestWorkflow : public Workflow {
 
   void Judge(const JobSpec& spec, const std::string& log_tail, RunResult* result) const override {
     pytest_outcome::Judge(pytest_outcome::ParseLog(log_tail),
-                          result->command.empty() ? spec.direct_cmd : result->command, result);
+                          spec.direct_cmd.empty() ? result->command : spec.direct_cmd, result);
   }
 
   Result<JobPlan> Plan(const CaseRequest& request) const override {
