@@ -319,3 +319,40 @@ TEST_CASE("a plain cases list of ids: SKIPPED in the table, the exit code and JU
   CHECK_THAT(xml, Catch::Contains("skipped=\"1\""));
   CHECK_THAT(xml, Catch::Contains("<skipped message="));
 }
+
+TEST_CASE("local_docker: an integration test id runs in tests/integration/defs", "[docker][pytest]") {
+  int status = 0;
+  std::string out = Shell("bash " + SourceDir() + "/tests/services/docker.sh ensure 2>&1", &status);
+  INFO(out);
+  REQUIRE(status == 0);
+  Tree tree;
+  TempDir home("trtllm_pytest_home");
+  // The test image has no Python: a stand-in pytest that passes only when started where
+  // the id resolves (and the relative path to itself works only from there).
+  fs::create_directories(tree.path() + "/bin");
+  WriteTextFile(tree.path() + "/bin/pytest",
+                "#!/bin/sh\n"
+                "if [ -f pytest.ini ] && [ -f \"${1%%::*}\" ]; then\n"
+                "  echo \"$(pwd)\"; echo '============ 1 passed in 0.01s ============'; exit 0\n"
+                "fi\n"
+                "echo \"ERROR: file or directory not found: $1\"\n"
+                "echo '============ no tests ran in 0.01s ============'; exit 4\n");
+  CliOptions options;
+  options.args = {"run",           "--scenario",    "local_docker", "--container-image",
+                  "trtllm-run-test:busybox",        "--docker-pull", "never",
+                  "--build-project", "false",       "--skip-install", "true",
+                  "--repo-root",   tree.path(),     "--test-cmd",
+                  "sh ../../../bin/pytest accuracy/test_tiny.py::TestTiny::test_ok"};
+  options.env = {{"HOME", home.path()}};
+  options.timeout_seconds = 180;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 0);
+  CHECK_THAT(run.stdout_text, Catch::Contains(tree.path() + "/tests/integration/defs"));
+  std::string work_dir = FindSingleWorkDir(tree.path());
+  REQUIRE(!work_dir.empty());
+  CHECK_THAT(ReadTextFile(work_dir + "/job_spec.json"),
+             Catch::Contains("\"working_dir\": \"tests/integration/defs\""));
+  CHECK_THAT(ReadTextFile(work_dir + "/docker_cmd.sh"),
+             Catch::Contains("cd tests/integration/defs || exit 1"));
+}

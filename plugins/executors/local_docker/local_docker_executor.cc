@@ -243,6 +243,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   spec->model_name = plan.model_name;
   spec->repo_root = plan.repo_root;
   spec->direct_cmd = plan.command;
+  spec->working_dir = plan.working_dir;
   spec->custom_env = plan.env;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
   spec->success_patterns = plan.success_patterns;
