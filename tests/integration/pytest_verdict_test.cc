@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "result_schema.h"
 #include "slurm_test_util.h"
 
 namespace fs = std::filesystem;
@@ -187,6 +188,8 @@ void VerdictsOn(const std::string& scenario) {
     CHECK(Count(o, "skipped") == 1);
     CHECK(Count(o, "passed") == 0);
     CHECK_THAT(Reason(o), Catch::Contains("needs 2 GPUs"));
+    std::vector<std::string> problems = ValidateResult(o.result, o.run.exit_code);
+    CHECK(problems.empty());
   }
   SECTION("failures are FAILED with the counts, the failed test and per-test JUnit") {
     Tree tree;
