@@ -4,7 +4,13 @@
 #include "trtllm_run/result.h"
 #include "trtllm_run/text.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <vector>
 
@@ -26,8 +32,43 @@ int ExitCodeForStatus(const Status& status) {
 }  // namespace
 
 int Fail(const std::string& subcommand, const Status& status) {
-  std::cerr << "trtllm-run " << subcommand << ": error: " << status.ToString() << "\n";
+  // Messages quote input (files, flags): control bytes are shown escaped, never sent raw.
+  std::string message = status.ToString();
+  std::string shown;
+  std::size_t start = 0;
+  while (start <= message.size()) {
+    std::size_t newline = message.find('\n', start);
+    if (newline == std::string::npos) newline = message.size();
+    shown += EscapeControl(std::string_view(message).substr(start, newline - start));
+    if (newline < message.size()) shown += '\n';
+    start = newline + 1;
+  }
+  std::cerr << "trtllm-run " << subcommand << ": error: " << shown << "\n";
   return ExitCodeForStatus(status);
+}
+
+Status CheckOutputFile(const std::string& path, const std::string& flag) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidInput(flag + " '" + EscapeControl(path) + "': " + why,
+                                "give a file path in an existing, writable directory; it is "
+                                "checked before the case runs, so a report is never lost");
+  };
+  if (path.empty()) return bad("the path is empty");
+  struct stat info {};
+  if (::stat(path.c_str(), &info) == 0) {
+    if (!S_ISREG(info.st_mode)) return bad("exists and is not a regular file");
+    if (::access(path.c_str(), W_OK) != 0) return bad(std::string("cannot be written: ") + std::strerror(errno));
+  }
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  if (parent.empty()) parent = ".";
+  if (::stat(parent.c_str(), &info) != 0) {
+    return bad("its directory " + parent + " does not exist");
+  }
+  if (!S_ISDIR(info.st_mode)) return bad(parent + " is not a directory");
+  if (::access(parent.c_str(), W_OK) != 0) {
+    return bad("its directory " + parent + " is not writable: " + std::strerror(errno));
+  }
+  return Status::Ok();
 }
 
 int UsageError(const std::string& subcommand, const std::string& message) {

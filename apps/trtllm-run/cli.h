@@ -31,6 +31,10 @@ int EnvMain(int argc, char** argv);
 // bad input and unknown names, 3 otherwise).
 int Fail(const std::string& subcommand, const Status& status);
 
+// kInvalidInput unless `path` can be written as a report file (`flag` names it): it is a
+// regular file or absent, in an existing writable directory.
+Status CheckOutputFile(const std::string& path, const std::string& flag);
+
 // Prints a usage error with a pointer to --help; returns 2.
 int UsageError(const std::string& subcommand, const std::string& message);
 

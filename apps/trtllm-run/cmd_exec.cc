@@ -50,6 +50,10 @@ int ExecMain(int argc, char** argv) {
   if (kill_grace < 0) {
     return UsageError("exec", "--kill-grace must be >= 0, got " + std::to_string(kill_grace));
   }
+  if (vm.count("junit")) {
+    Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
+    if (!writable.ok()) return Fail("exec", writable);
+  }
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("exec", runtime.status());
   PrintPluginProblems(runtime.value()->registry());

@@ -21,6 +21,10 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
     return UsageError("run", "--max-parallel and --max-parallel-local must be >= 1");
   }
   const std::string path = vm["cases"].as<std::string>();
+  if (vm.count("junit")) {
+    Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
+    if (!writable.ok()) return Fail("run", writable);
+  }
   Result<std::vector<CaseEntry>> cases = LoadCasesFile(path, shared);
   if (!cases.ok()) return Fail("run", cases.status());
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
@@ -81,6 +85,10 @@ int RunMain(int argc, char** argv) {
     return UsageError("run", "--kill-grace must be >= 0, got " + std::to_string(kill_grace));
   }
   if (vm.count("cases")) return RunCasesMain(vm, request.value(), kill_grace);
+  if (vm.count("junit")) {
+    Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
+    if (!writable.ok()) return Fail("run", writable);
+  }
   if (!vm["max-parallel"].defaulted() || !vm["max-parallel-local"].defaulted()) {
     return UsageError("run", "--max-parallel and --max-parallel-local need --cases FILE");
   }

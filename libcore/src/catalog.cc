@@ -383,7 +383,10 @@ Result<ClusterCatalog> LoadClusterCatalog(const std::string& path) {
                             "give an existing clusters.yaml (see examples/clusters.yaml)");
   }
   Result<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
+  if (!text.ok()) {
+    return Status::InvalidInput("cluster catalog: " + text.status().message(),
+                                "give a readable clusters.yaml (see examples/clusters.yaml)");
+  }
   return ParseClusterCatalog(text.value(), path);
 }
 

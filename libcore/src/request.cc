@@ -501,6 +501,106 @@ Result<CommandKind> ClassifyCommand(const CaseRequest& request) {
   return given.front()->kind;
 }
 
+namespace {
+
+// Offset of the first byte that is not part of valid UTF-8, or npos.
+std::size_t InvalidUtf8At(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (length == 0 || i + length > text.size()) return i;
+    for (std::size_t k = 1; k < length; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+    }
+    if (length == 2 && c < 0xC2) return i;  // overlong
+    if (length == 3) {
+      unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
+      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return i;  // overlong, surrogate
+    }
+    if (length == 4) {
+      unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
+      if ((c == 0xF0 && c1 < 0x90) || c > 0xF4 || (c == 0xF4 && c1 >= 0x90)) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// The fields that hold a command or a script (many lines, tabs allowed).
+bool IsCommandField(const std::string& name) {
+  return name == "test_cmd" || name == "bench_cmd" || name == "eval_cmd" || name == "custom_cmd";
+}
+
+// The fields that become an ssh destination or an option value of ssh.
+bool IsSshField(const std::string& name) {
+  return name == "ssh_host" || name == "slurm_user" || name == "user_name" ||
+         name == "slurm_cluster";
+}
+
+Status CheckValue(const std::string& field, const std::string& value) {
+  const std::string flag = "--" + ToKebab(field);
+  if (value.find('\0') != std::string::npos) {
+    return Status::InvalidInput(field + " holds a NUL byte (at byte " +
+                                    std::to_string(value.find('\0')) + ")",
+                                "a command or value cannot carry NUL bytes; remove it from " + flag +
+                                    " or the request file");
+  }
+  std::size_t bad = InvalidUtf8At(value);
+  if (bad != std::string::npos) {
+    return Status::InvalidInput(field + " is not valid UTF-8 (byte " + std::to_string(bad) +
+                                    ": " + EscapeControl(value.substr(bad, 1)) + ")",
+                                "give " + flag + " as UTF-8 text (job files keep it byte for byte)");
+  }
+  if (IsCommandField(field)) {
+    if (value.size() > kMaxCommandBytes) {
+      return Status::InvalidInput(
+          field + " is " + std::to_string(value.size()) + " bytes; the limit is " +
+              std::to_string(kMaxCommandBytes) +
+              " (a process argument holds at most 131072 bytes on Linux)",
+          "put the command in a file and give --custom-script FILE");
+    }
+    return Status::Ok();
+  }
+  for (char c : value) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      return Status::InvalidInput(
+          field + " '" + EscapeControl(value) + "' holds a control character",
+          "values are rendered into job scripts (#SBATCH lines, exports, docker arguments) "
+          "and cannot carry newlines or other control characters; fix " + flag);
+    }
+  }
+  if (IsSshField(field) && !value.empty() && value[0] == '-') {
+    return Status::InvalidInput(field + " '" + value + "' starts with '-'",
+                                "ssh would read it as an option; give the login node as "
+                                "[user@]host with " + flag);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateRequestValues(const CaseRequest& request) {
+  for (const FieldDef& def : FieldTable()) {
+    if (def.str && (request.*def.str)) {
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckValue(def.name, *(request.*def.str)));
+    } else if (def.list) {
+      for (const std::string& value : request.*def.list) {
+        TRTLLM_RUN_RETURN_IF_ERROR(CheckValue(def.name, value));
+      }
+    }
+  }
+  if (request.model_name && request.model_name->size() > kMaxModelNameBytes) {
+    return Status::InvalidInput("model_name is " + std::to_string(request.model_name->size()) +
+                                    " characters; the limit is " +
+                                    std::to_string(kMaxModelNameBytes),
+                                "it names the work dir, the job and the container: give a shorter "
+                                "--model-name");
+  }
+  return Status::Ok();
+}
+
 const std::vector<RequestField>& RequestFields() {
   static const std::vector<RequestField> fields = [] {
     std::vector<RequestField> out;
@@ -527,8 +627,9 @@ Status SetRequestField(CaseRequest* request, std::string_view name, std::string_
 Status LoadRequestFile(const std::string& path, CaseRequest* request) {
   Result<std::string> text = ReadFile(path);
   if (!text.ok()) {
-    return Status::IoError(text.status().message(),
-                           "a request file is a YAML or JSON mapping of field names to values");
+    return Status::InvalidInput("--request: " + text.status().message(),
+                                "give a readable YAML or JSON file: a mapping of field names "
+                                "to values");
   }
   return LoadRequestText(text.value(), path, request);
 }

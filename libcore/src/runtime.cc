@@ -215,6 +215,7 @@ Status Runtime::Place(PlannedCase* planned) const {
 }
 
 Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
+  TRTLLM_RUN_RETURN_IF_ERROR(ValidateRequestValues(request));
   Result<CommandKind> kind = ClassifyCommand(request);
   if (!kind.ok()) return kind.status();
   if (kind.value() == CommandKind::kNone) {

@@ -394,4 +394,41 @@ std::string NowIso8601() {
   return buffer;
 }
 
+std::string EscapeControl(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7F) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02X", c);
+      out += hex;
+    } else if (c >= 0x80) {
+      // Keep well-formed multi-byte sequences; escape the rest.
+      std::size_t length = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+      bool ok = length > 0 && i + length <= text.size();
+      for (std::size_t k = 1; ok && k < length; ++k) {
+        ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
+      }
+      if (ok) {
+        out.append(text.substr(i, length));
+        i += length - 1;
+      } else {
+        char hex[5];
+        std::snprintf(hex, sizeof hex, "\\x%02X", c);
+        out += hex;
+      }
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace trtllm_run

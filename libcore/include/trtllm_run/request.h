@@ -5,6 +5,7 @@
 #ifndef TRTLLM_RUN_REQUEST_H_
 #define TRTLLM_RUN_REQUEST_H_
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +111,17 @@ TRTLLM_RUN_API Status LoadRequestFile(const std::string& path, CaseRequest* requ
 // LoadRequestFile on text already read; `origin` (a path or "<stdin>") is named in errors.
 TRTLLM_RUN_API Status LoadRequestText(const std::string& text, const std::string& origin,
                                       CaseRequest* request);
+
+// Limits of ValidateRequestValues.
+inline constexpr std::size_t kMaxCommandBytes = 100000;
+inline constexpr std::size_t kMaxModelNameBytes = 100;
+
+// Checks what every value may hold before anything is planned: no NUL byte and valid
+// UTF-8 anywhere; commands at most kMaxCommandBytes (they travel as one process argument);
+// every other value without control characters (it is rendered into job scripts);
+// ssh-bound values not starting with '-'; model_name at most kMaxModelNameBytes.
+// kInvalidInput naming the field, what is wrong (control bytes escaped) and the fix.
+TRTLLM_RUN_API Status ValidateRequestValues(const CaseRequest& request);
 
 // Copies every field given in `overrides` onto `base`.
 TRTLLM_RUN_API void MergeRequest(const CaseRequest& overrides, CaseRequest* base);

@@ -16,6 +16,11 @@ namespace trtllm_run {
 // Quotes `word` for POSIX sh so that it is one word with exactly these bytes.
 TRTLLM_RUN_API std::string ShellQuote(std::string_view word);
 
+// `text` for an error message or a terminal: newline, tab and carriage return as \n, \t,
+// \r; other control bytes, DEL and bytes >= 0x80 that are not UTF-8 as \xNN, so input
+// cannot move the cursor, recolour the terminal or forge lines of the message.
+TRTLLM_RUN_API std::string EscapeControl(std::string_view text);
+
 // Splits like sh does for simple words: whitespace separates, '...' and "..." and
 // backslash quote. No expansion. Unterminated quotes are kInvalidInput.
 TRTLLM_RUN_API Result<std::vector<std::string>> SplitShellWords(std::string_view text);
