@@ -91,6 +91,65 @@ void CheckHangVerdict(RunResult r, const std::string& progress) {
   CHECK(JobActiveStates(r.details["job_id"]).empty());
 }
 
+// The pid of the trtllm-run process (not the job's) whose command line holds `marker`.
+int TrtllmRunPid(const std::string& marker) {
+  std::error_code error;
+  fs::path binary = fs::canonical(TRTLLM_RUN_BIN, error);
+  for (int pid : PidsWithMarker(marker)) {
+    if (fs::canonical("/proc/" + std::to_string(pid) + "/exe", error) == binary) return pid;
+  }
+  return 0;
+}
+
+// A job that has trtllm-run miss its end: it prints "started MARKER", waits for a file,
+// then runs `rest`. Held runs trtllm-run with it, stops trtllm-run (SIGSTOP, as a loaded
+// machine gives it no CPU) once the first line is in the log, lets the job go on and
+// continues trtllm-run only after the job has ended: trtllm-run then reads the job's
+// last lines and its exit together, and the verdict comes from how it ended.
+struct Held {
+  std::string marker = UniqueMarker("hangheld");
+  std::string go;
+  explicit Held(const TempDir& root) : go(root.path() + "/" + marker + ".go") {}
+  std::string Command(const std::string& rest) const {
+    return "echo started " + marker + "; while [ ! -e " + go + " ]; do sleep 0.1; done; " + rest;
+  }
+  // `options` must run Command(...) with --model-name held.
+  Outcome Run(const TempDir& root, const CliOptions& options) const {
+    Outcome o;
+    std::thread runner([&] { o.run = RunCli(options); });
+    std::string work_dir;
+    for (int i = 0; i < 900; ++i) {
+      work_dir = FindSingleWorkDir(root.path());
+      if (!work_dir.empty() &&
+          ReadTextFile(work_dir + "/held_local.log").find("started " + marker) !=
+              std::string::npos) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    int pid = TrtllmRunPid(marker);
+    bool held = pid > 0 && ::kill(pid, SIGSTOP) == 0;
+    WriteTextFile(go, "");
+    // The job (and a docker client) end meanwhile; only the held trtllm-run is left.
+    bool ended = false;
+    for (int i = 0; held && i < 600 && !ended; ++i) {
+      std::vector<int> pids = PidsWithMarker(marker);
+      ended = pids.size() == 1 && pids[0] == pid;
+      if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (pid > 0) ::kill(pid, SIGCONT);
+    runner.join();
+    INFO(o.run.Describe());
+    REQUIRE(held);
+    REQUIRE(ended);
+    o.work_dir = FindSingleWorkDir(root.path());
+    REQUIRE(o.work_dir == work_dir);
+    o.result = ReadResultJson(work_dir);
+    REQUIRE(o.result.IsObject());
+    return o;
+  }
+};
+
 // ---------------------------------------------------------------- local_direct
 
 CliOptions LocalDirect(const TempDir& root, const std::string& command) {
@@ -111,16 +170,22 @@ TEST_CASE("hang detector, local_direct: the line, then SIGKILL (exit 137): HANG_
          o.result["signal"].IsInt()));
 }
 
-TEST_CASE("hang detector, local_direct: the line, then an out-of-memory message and exit 137",
+TEST_CASE("hang detector, local_direct: the line, an OOM message, exit 137 before trtllm-run acts",
           "[hang][cli]") {
-  // The watchdog fired while the process was failing its allocations: the hang, not the
-  // OOM message that followed, is the verdict.
+  // The watchdog fired while the process was failing its allocations, and the job ended
+  // before trtllm-run read the line: the hang, not the OOM message after it, decides.
   TempDir root;
-  Outcome o = RunAndRead(
-      root, LocalDirect(root, std::string("echo '") + kHangLine +
-                                  "'; echo 'torch.OutOfMemoryError: CUDA out of memory.'; "
-                                  "bash -c 'kill -9 $$'"));
+  Held held(root);
+  CliOptions options =
+      LocalDirect(root, held.Command(std::string("echo '") + kHangLine +
+                                     "'; echo 'torch.OutOfMemoryError: CUDA out of memory.'; "
+                                     "bash -c 'kill -9 $$'; code=$?; echo \"the worker exited "
+                                     "with code $code\"; exit $code"));
+  options.args.insert(options.args.end(), {"--model-name", "held"});
+  Outcome o = held.Run(root, options);
   CheckHangVerdict(o);
+  CHECK(o.result["exit_code"].IsInt());
+  CHECK(o.result["exit_code"].GetInt() == 137);  // it ended by itself: not stopped
 }
 
 // ---------------------------------------------------------------- local_docker
@@ -163,8 +228,7 @@ TEST_CASE("hang detector, local_docker: the line, then SIGKILL (exit 137): HANG_
 
 TEST_CASE("hang detector, local_docker: the line, then the OOM killer: HANG_DETECTED",
           "[hang][docker]") {
-  // bash keeps the whole command substitution in memory: 300 MB against a 64 MiB limit,
-  // killed within milliseconds of the line, often before trtllm-run has acted on it.
+  // bash keeps the whole command substitution in memory: 300 MB against a 64 MiB limit.
   TempDir root("hang_docker_repo"), home("hang_docker_home");
   Outcome o = RunAndRead(
       root, LocalDocker(root, home,
@@ -175,59 +239,18 @@ TEST_CASE("hang detector, local_docker: the line, then the OOM killer: HANG_DETE
   CHECK(Str(o.result["details"], "container_removed") == "true");
 }
 
-// The pid of the trtllm-run process (not the job's) whose command line holds `marker`.
-int TrtllmRunPid(const std::string& marker) {
-  std::error_code error;
-  fs::path binary = fs::canonical(TRTLLM_RUN_BIN, error);
-  for (int pid : PidsWithMarker(marker)) {
-    if (fs::canonical("/proc/" + std::to_string(pid) + "/exe", error) == binary) return pid;
-  }
-  return 0;
-}
-
-TEST_CASE("hang detector, local_docker: the line, then the OOM killer while trtllm-run is held",
+TEST_CASE("hang detector, local_docker: the line, then the OOM killer before trtllm-run acts",
           "[hang][docker]") {
-  // The container prints the line and is OOM-killed while trtllm-run gets no CPU (SIGSTOP,
-  // as on a loaded machine): it reads the line only after the container ended, so the
-  // verdict comes from the container's record (State.OOMKilled) and the log.
+  // trtllm-run reads the line only after the container ended: the verdict comes from the
+  // container's record (State.OOMKilled) and the log.
   TempDir root("hang_docker_repo"), home("hang_docker_home");
-  const std::string marker = UniqueMarker("hangheld");
-  const std::string go = root.path() + "/" + marker + ".go";
-  const std::string command = "echo started " + marker + "; while [ ! -e " + go +
-                              " ]; do sleep 0.1; done; echo '" + kHangLine +
-                              "'; x=$(head -c 300000000 /dev/zero | tr '\\0' a); echo survived";
-  CliOptions options =
-      LocalDocker(root, home, command, {"--docker-memory", "64m", "--model-name", "held"});
-  Outcome o;
-  std::thread runner([&] { o.run = RunCli(options); });
-  // Until the container runs: its first line is in the log.
-  std::string work_dir;
-  for (int i = 0; i < 900; ++i) {
-    work_dir = FindSingleWorkDir(root.path());
-    if (!work_dir.empty() &&
-        ReadTextFile(work_dir + "/held_local.log").find("started " + marker) != std::string::npos)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  int pid = TrtllmRunPid(marker);
-  bool held = pid > 0 && ::kill(pid, SIGSTOP) == 0;
-  WriteTextFile(go, "");
-  // The container and its docker client end meanwhile; only the held trtllm-run is left.
-  bool ended = false;
-  for (int i = 0; held && i < 600 && !ended; ++i) {
-    std::vector<int> pids = PidsWithMarker(marker);
-    ended = pids.size() == 1 && pids[0] == pid;
-    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (pid > 0) ::kill(pid, SIGCONT);
-  runner.join();
-  INFO(o.run.Describe());
-  REQUIRE(held);
-  REQUIRE(ended);
-  REQUIRE(work_dir == FindSingleWorkDir(root.path()));
-  o.work_dir = work_dir;
-  o.result = ReadResultJson(work_dir);
-  REQUIRE(o.result.IsObject());
+  Held held(root);
+  Outcome o =
+      held.Run(root, LocalDocker(root, home,
+                                 held.Command(std::string("echo '") + kHangLine +
+                                              "'; x=$(head -c 300000000 /dev/zero | tr '\\0' a); "
+                                              "echo survived"),
+                                 {"--docker-memory", "64m", "--model-name", "held"}));
   CheckHangVerdict(o);
   CHECK(Str(o.result["details"], "oom_killed") == "true");
   CHECK_THAT(Str(o.result, "reason"), Catch::Contains("OOM killer"));  // what followed
