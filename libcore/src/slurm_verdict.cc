@@ -72,6 +72,7 @@ class Judge {
   void FromAction();
   bool FromFinalState(const std::string& state, const std::string& source);
   bool FromOutput();
+  bool FromHangLine(const std::string& then);
   void Diagnose();
   void Set(RunStatus status, std::string reason) {
     r_.status = status;
@@ -193,6 +194,20 @@ void Judge::FromAction() {
   }
 }
 
+// A hang line in the job's output outranks what the job's ending left after it: the
+// hang detector of TensorRT-LLM prints it, dumps stacks and kills its own process (exit
+// 137), and a process that hung may also run out of memory or into a time limit before
+// it is killed. `then`: how the job ended, for the reason. False without a hang line.
+// Not asked for a clean exit 0, someone's scancel or a failure of the cluster: those
+// keep their verdicts.
+bool Judge::FromHangLine(const std::string& then) {
+  if (e_.hang_line.empty()) return false;
+  Set(RunStatus::kHangDetected,
+      "job " + e_.job_id + " logged " + Quoted(e_.hang_line) + ", then " + then);
+  if (e_.end_marker_exit && !r_.exit_code && !r_.signal) r_.exit_code = *e_.end_marker_exit;
+  return true;
+}
+
 // Rule 2. False when `state` carries no verdict (not terminal).
 bool Judge::FromFinalState(const std::string& state, const std::string& source) {
   const std::string job = "job " + e_.job_id;
@@ -203,6 +218,11 @@ bool Judge::FromFinalState(const std::string& state, const std::string& source) 
   }
   std::string state_text = state + " (" + source + ")";
   if (state == "TIMEOUT" || state == "DEADLINE") {
+    if (FromHangLine("reached its Slurm " +
+                     std::string(state == "TIMEOUT" ? "time limit" : "deadline") + ": state " +
+                     state_text)) {
+      return true;
+    }
     Set(RunStatus::kTimeout,
         job + " reached its Slurm " + std::string(state == "TIMEOUT" ? "time limit" : "deadline") +
             (e_.time_limit.empty() ? "" : " (" + e_.time_limit + ")") + ": state " + state_text +
@@ -211,6 +231,10 @@ bool Judge::FromFinalState(const std::string& state, const std::string& source) 
   }
   if (state == "OUT_OF_MEMORY" || step_oom) {
     std::string step = FailingStep();
+    if (FromHangLine("ran out of memory: state " + state_text + (step.empty() ? "" : "; " + step) +
+                     (e_.oom_line.empty() ? "" : "; " + Quoted(e_.oom_line)))) {
+      return true;
+    }
     Set(RunStatus::kOutOfMemory, job + " ran out of memory: state " + state_text +
                                      (step.empty() ? "" : "; " + step) +
                                      (e_.oom_line.empty() ? "" : "; " + Quoted(e_.oom_line)));
@@ -220,6 +244,10 @@ bool Judge::FromFinalState(const std::string& state, const std::string& source) 
     // The test cluster's memory enforcement (OverMemoryKill, no cgroups) kills the step
     // with SIGKILL and leaves FAILED/CANCELLED: slurmstepd's line is the evidence.
     std::string step = FailingStep();
+    if (FromHangLine("was killed for exceeding its memory limit: " + Quoted(e_.oom_line) +
+                     "; state " + state_text + (step.empty() ? "" : "; " + step))) {
+      return true;
+    }
     Set(RunStatus::kOutOfMemory,
         job + " was killed for exceeding its memory limit: " + Quoted(e_.oom_line) + "; state " +
             state_text + (step.empty() ? "" : "; " + step));
@@ -229,6 +257,10 @@ bool Judge::FromFinalState(const std::string& state, const std::string& source) 
     std::optional<CancelLine> line;
     if (!e_.cancel_line.empty()) line = ParseCancelLine(e_.cancel_line);
     if (line && line->due_to == "TIME LIMIT") {
+      if (FromHangLine("was cancelled by Slurm at its time limit: " + Quoted(e_.cancel_line) +
+                       "; state " + state_text)) {
+        return true;
+      }
       Set(RunStatus::kTimeout, job + " was cancelled by Slurm at its time limit" +
                                    (e_.time_limit.empty() ? "" : " (" + e_.time_limit + ")") +
                                    ": " + Quoted(e_.cancel_line));
@@ -280,17 +312,14 @@ bool Judge::FromFinalState(const std::string& state, const std::string& source) 
     return true;
   }
   if (state == "FAILED") {
-    if (!e_.hang_line.empty()) {
-      Set(RunStatus::kHangDetected,
-          job + " failed after logging " + Quoted(e_.hang_line) + "; state " + state_text);
-      return true;
-    }
     std::string step = FailingStep();
-    std::string reason = job + " failed: state " + state_text;
+    std::string failed = "failed: state " + state_text;
     const SlurmExit& exit = final_exit_;
-    if (exit.code && *exit.code != 0) reason += ", exit code " + std::to_string(*exit.code);
-    if (exit.signal && *exit.signal != 0) reason += ", " + SignalName(*exit.signal);
-    if (!step.empty()) reason += "; failing " + step;
+    if (exit.code && *exit.code != 0) failed += ", exit code " + std::to_string(*exit.code);
+    if (exit.signal && *exit.signal != 0) failed += ", " + SignalName(*exit.signal);
+    if (!step.empty()) failed += "; failing " + step;
+    if (FromHangLine(failed)) return true;
+    std::string reason = job + " " + failed;
     if (!e_.failure_pattern.empty()) {
       reason += "; failure pattern '" + e_.failure_pattern + "': " + Quoted(e_.failure_line);
     }
@@ -328,12 +357,23 @@ bool Judge::FromOutput() {
   std::optional<CancelLine> cancel;
   if (!e_.cancel_line.empty()) cancel = ParseCancelLine(e_.cancel_line);
   if (cancel && cancel->due_to == "TIME LIMIT") {
+    if (FromHangLine("was cancelled by Slurm at its time limit: " + Quoted(e_.cancel_line) + " (" +
+                     why_no_record + ")")) {
+      return true;
+    }
     Set(RunStatus::kTimeout, job + " was cancelled by Slurm at its time limit: " +
                                  Quoted(e_.cancel_line) + " (" + why_no_record + ")");
     return true;
   }
   bool failed_marker = e_.end_marker_exit && *e_.end_marker_exit != 0;
   if (!e_.oom_line.empty() && (failed_marker || cancel)) {
+    if (FromHangLine("was killed for exceeding its memory limit: " + Quoted(e_.oom_line) +
+                     (failed_marker
+                          ? "; its end line says exit code " + std::to_string(*e_.end_marker_exit)
+                          : std::string()) +
+                     " (" + why_no_record + ")")) {
+      return true;
+    }
     Set(RunStatus::kOutOfMemory, job + " was killed for exceeding its memory limit: " +
                                      Quoted(e_.oom_line) + " (" + why_no_record + ")");
     return true;
@@ -351,7 +391,10 @@ bool Judge::FromOutput() {
                                    Quoted(e_.cancel_line) + " (" + why_no_record + ")");
     return true;
   }
-  if (!e_.end_marker_exit) return false;
+  if (!e_.end_marker_exit) {
+    return FromHangLine("left no final state: its output has no \"" +
+                        std::string(kEndMarkerPattern) + "\" line (" + why_no_record + ")");
+  }
   int code = *e_.end_marker_exit;
   r_.exit_code = code;
   if (code == 0) {
@@ -359,9 +402,8 @@ bool Judge::FromOutput() {
                                 " 0\" as its last step (" + why_no_record + ")");
     return true;
   }
-  if (!e_.hang_line.empty()) {
-    Set(RunStatus::kHangDetected, job + " exited with code " + std::to_string(code) +
-                                      " after logging " + Quoted(e_.hang_line));
+  if (FromHangLine("finished with exit code " + std::to_string(code) + " (its end line; " +
+                   why_no_record + ")")) {
     return true;
   }
   std::string step = FailingStep();
@@ -481,6 +523,9 @@ RunResult Judge::Go() {
     if (!e_.oom_line.empty()) {
       r_.notes.push_back("an out-of-memory line appears, but the job exited 0: " +
                          Quoted(e_.oom_line));
+    }
+    if (!e_.hang_line.empty()) {
+      r_.notes.push_back("the log reports a hang, but the job exited 0: " + Quoted(e_.hang_line));
     }
     if (e_.success_pattern_count > 0 && e_.success_patterns_seen.empty()) {
       r_.notes.push_back("none of the workflow's success patterns appeared in the log");

@@ -93,7 +93,8 @@ TEST_CASE("local_slurm: 'hang detected' cancels the job: HANG_DETECTED, job gone
   RunResult r = c.Run();
   INFO(c.Describe(r));
   CHECK(r.status == RunStatus::kHangDetected);
-  CHECK(r.reason.find("Hang Detected on rank 0") != std::string::npos);
+  CHECK(r.reason == "log line \"0: NCCL watchdog: Hang Detected on rank 0\"; job " +
+                        r.details["job_id"] + " was cancelled with scancel and left the queue");
   CHECK(JobActiveStates(r.details["job_id"]).empty());
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(120));
 }

@@ -204,6 +204,8 @@ TEST_CASE("remote_slurm: key user: FAILED, HANG_DETECTED, TIMEOUT, OUT_OF_MEMORY
     RunResult r = c.Run();
     INFO(c.Describe(r));
     CHECK(r.status == RunStatus::kHangDetected);
+    CHECK(r.reason == "log line \"0: hang detected\"; job " + r.details["job_id"] +
+                          " was cancelled with scancel and left the queue");
     CHECK(JobActiveStates(r.details["job_id"]).empty());
   }
   {

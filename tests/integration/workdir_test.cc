@@ -52,7 +52,18 @@ CliOptions Case(const TempDir& root, const std::string& command) {
   options.args = {"run",          "--scenario",   "local_direct",
                   "--custom-cmd", command,        "--repo-root",
                   root.path(),    "--kill-grace", "1"};
+  options.timeout_seconds = 90;  // the longest job here sleeps 60 s
   return options;
+}
+
+// status, attach, cancel: each returns within seconds here. A bound well under the
+// suite's 300 s makes one that never returns (an attach that misses the end of a run)
+// fail the test on its own.
+CliRun Quick(std::vector<std::string> args) {
+  CliOptions options;
+  options.args = std::move(args);
+  options.timeout_seconds = 20;
+  return RunCli(options);
 }
 
 std::string WaitForWorkDir(const TempDir& root, const std::string& marker) {
@@ -72,14 +83,14 @@ TEST_CASE("workdir: status, attach on a running, then finished local_direct run"
   Background job(Case(root, "echo one; " + s.command + "; echo two"));
   std::string work_dir = WaitForWorkDir(root, s.marker);
 
-  CliRun status = RunCli({"status", work_dir});
+  CliRun status = Quick({"status", work_dir});
   INFO(status.Describe());
   CHECK(status.exit_code == 0);
   CHECK_THAT(status.stdout_text, Catch::Contains("state:      running"));
   CHECK_THAT(status.stdout_text, Catch::Contains(" alive"));
   CHECK_THAT(status.stdout_text, Catch::Contains("last line:  one"));
 
-  CliRun attach = RunCli({"attach", work_dir});
+  CliRun attach = Quick({"attach", work_dir});
   INFO(attach.Describe());
   CHECK(attach.exit_code == 0);
   CHECK(attach.stdout_text == "one\ntwo\n");
@@ -87,7 +98,7 @@ TEST_CASE("workdir: status, attach on a running, then finished local_direct run"
   job.Join();
   CHECK(job.run.exit_code == 0);
 
-  CliRun done = RunCli({"status", "--json", work_dir});
+  CliRun done = Quick({"status", "--json", work_dir});
   rapidjson::Document doc;
   doc.Parse(done.stdout_text.c_str());
   REQUIRE_FALSE(doc.HasParseError());
@@ -98,6 +109,7 @@ TEST_CASE("workdir: status, attach on a running, then finished local_direct run"
   CliOptions relative;
   relative.args = {"status", "work_dirs/" + work_dir.substr(work_dir.rfind('/') + 1)};
   relative.cwd = root.path();
+  relative.timeout_seconds = 20;
   CliRun rel = RunCli(relative);
   CHECK(rel.exit_code == 0);
   CHECK_THAT(rel.stdout_text, Catch::Contains("state:      finished"));
@@ -112,6 +124,7 @@ TEST_CASE("workdir: Ctrl-C on attach detaches and leaves the job running", "[wor
   attach.args = {"attach", work_dir};
   attach.signal = SIGINT;
   attach.signal_after_seconds = 0.5;
+  attach.timeout_seconds = 20;
   CliRun detached = RunCli(attach);
   INFO(detached.Describe());
   CHECK(detached.exit_code == 130);
@@ -126,7 +139,7 @@ TEST_CASE("workdir: cancel asks the supervising trtllm-run to stop the job", "[w
   Sleep s = MakeSleep(60);
   Background job(Case(root, "echo one; " + s.command));
   std::string work_dir = WaitForWorkDir(root, s.marker);
-  CliRun cancel = RunCli({"cancel", work_dir});
+  CliRun cancel = Quick({"cancel", work_dir});
   INFO(cancel.Describe());
   CHECK(cancel.exit_code == 0);
   job.Join();
@@ -152,18 +165,18 @@ TEST_CASE("workdir: a killed supervisor leaves an abandoned run that cancel clea
   REQUIRE_FALSE(work_dir.empty());
   REQUIRE(ProcessWithMarkerAlive(s.marker));
 
-  CliRun status = RunCli({"status", work_dir});
+  CliRun status = Quick({"status", work_dir});
   INFO(status.Describe());
   CHECK_THAT(status.stdout_text, Catch::Contains("state:      abandoned"));
   CHECK_THAT(status.stdout_text, Catch::Contains(" gone"));
 
-  CliRun attach = RunCli({"attach", work_dir});
+  CliRun attach = Quick({"attach", work_dir});
   INFO(attach.Describe());
   CHECK(attach.exit_code == 3);
   CHECK(attach.stdout_text == "one\n");
   CHECK_THAT(attach.stderr_text, Catch::Contains("ended without writing result.json"));
 
-  CliRun cancel = RunCli({"cancel", "--kill-grace", "1", work_dir});
+  CliRun cancel = Quick({"cancel", "--kill-grace", "1", work_dir});
   INFO(cancel.Describe());
   CHECK(cancel.exit_code == 0);
   CHECK(WaitNoProcessWithMarker(s.marker, 5));
@@ -173,7 +186,7 @@ TEST_CASE("workdir: a killed supervisor leaves an abandoned run that cancel clea
   std::vector<std::string> problems = ValidateResult(result);
   INFO(Join(problems));
   CHECK(problems.empty());
-  CliRun after = RunCli({"status", work_dir});
+  CliRun after = Quick({"status", work_dir});
   CHECK_THAT(after.stdout_text, Catch::Contains("state:      finished"));
   KillProcessesWithMarker(s.marker);
 }
@@ -185,25 +198,25 @@ TEST_CASE("workdir: not started, and not a work dir", "[workdir][cli]") {
   spec.work_dir = root.path();
   spec.log_file = root.path() + "/m_local.log";
   REQUIRE(trtllm_run::WriteJobSpec(spec).ok());
-  CliRun status = RunCli({"status", root.path()});
+  CliRun status = Quick({"status", root.path()});
   INFO(status.Describe());
   CHECK(status.exit_code == 0);
   CHECK_THAT(status.stdout_text, Catch::Contains("state:      not started"));
-  CliRun attach = RunCli({"attach", "--wait-start", "0.3", root.path()});
+  CliRun attach = Quick({"attach", "--wait-start", "0.3", root.path()});
   CHECK(attach.exit_code == 2);
   CHECK_THAT(attach.stderr_text, Catch::Contains("nothing runs in " + root.path()));
-  CliRun cancel = RunCli({"cancel", root.path()});
+  CliRun cancel = Quick({"cancel", root.path()});
   CHECK(cancel.exit_code == 0);
   CHECK_THAT(cancel.stdout_text, Catch::Contains("nothing to cancel"));
 
   TempDir empty;
-  CliRun not_dir = RunCli({"status", empty.path()});
+  CliRun not_dir = Quick({"status", empty.path()});
   CHECK(not_dir.exit_code == 2);
   CHECK_THAT(not_dir.stderr_text, Catch::Contains("is not a trtllm-run work dir"));
-  CliRun missing = RunCli({"status", empty.path() + "/nope"});
+  CliRun missing = Quick({"status", empty.path() + "/nope"});
   CHECK(missing.exit_code == 2);
   CHECK_THAT(missing.stderr_text, Catch::Contains("does not exist"));
-  CliRun none = RunCli({"status"});
+  CliRun none = Quick({"status"});
   CHECK(none.exit_code == 2);
   CHECK_THAT(none.stderr_text, Catch::Contains("WORK_DIR"));
 }

@@ -97,6 +97,26 @@ TEST_CASE("missing tags file or key: errors name the file and the keys present",
   CHECK_THAT(no_key.status().hint(), Catch::Contains("LLM_DOCKER_IMAGE_12_9, LLM_DOCKER_IMAGE"));
 }
 
+TEST_CASE("only the exact key: LLM_DOCKER_IMAGE_12_9 alone is not LLM_DOCKER_IMAGE", "[image]") {
+  // The suffixed keys sort after the plain ones: a lookup that took the next key in order
+  // would pick the CUDA 12.9 image for a run that asked for the default one.
+  TempDir repo;
+  WriteText(repo / "jenkins/current_image_tags.properties",
+            "LLM_DOCKER_IMAGE_12_9=a/b:x86-12.9\nLLM_SBSA_DOCKER_IMAGE_12_9=a/b:sbsa-12.9\n");
+  for (const char* device_type : {"", "GB200"}) {
+    INFO("device_type '" << device_type << "'");
+    Result<ImageResolution> image = ResolveContainerImage("", repo.path(), device_type, "");
+    REQUIRE_FALSE(image.ok());
+    CHECK(image.status().code() == StatusCode::kInvalidInput);
+    CHECK_THAT(image.status().message(),
+               Catch::Contains(std::string("has no ") +
+                               (*device_type ? "LLM_SBSA_DOCKER_IMAGE" : "LLM_DOCKER_IMAGE") +
+                               " (the image key for"));
+    CHECK_THAT(image.status().hint(),
+               Catch::Contains("LLM_DOCKER_IMAGE_12_9, LLM_SBSA_DOCKER_IMAGE_12_9"));
+  }
+}
+
 TEST_CASE("EnrootImage rewrites the registry host separator only", "[image]") {
   CHECK(EnrootImage("urm.nvidia.com/sw/tensorrt-llm:tag") == "urm.nvidia.com#sw/tensorrt-llm:tag");
   CHECK(EnrootImage("localhost:5000/img:1") == "localhost:5000#img:1");

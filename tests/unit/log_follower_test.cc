@@ -5,9 +5,12 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -248,15 +251,45 @@ TEST_CASE("LogFollower reports a path it cannot follow", "[log]") {
   CHECK_THAT(poll.status().message(), Catch::Contains(tmpl));
   CHECK_THAT(poll.status().message(), Catch::Contains("not a regular file"));
 
+  // A path whose parent is a regular file: stat(2) fails (ENOTDIR), which is no "not
+  // written yet". Fails for root too, unlike a file without read permission.
+  TempFile file;
+  file.Append("a file, not a directory\n");
+  LogFollower under_file(file.path() + "/job.log", {"x"});
+  Result<LogPoll> not_dir = under_file.Poll();
+  REQUIRE_FALSE(not_dir.ok());
+  CHECK(not_dir.status().code() == StatusCode::kIoError);
+  CHECK_THAT(not_dir.status().message(),
+             Catch::Contains("cannot stat log file " + file.path() + "/job.log"));
+  CHECK_THAT(not_dir.status().message(), Catch::Contains("Not a directory"));
+
+  // A path that exists but cannot be opened, for root too: a UNIX socket (open(2) fails
+  // with ENXIO).
+  std::string socket_path = tmpl + std::string("_sock");
+  int sock = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  REQUIRE(sock >= 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  REQUIRE(socket_path.size() < sizeof(address.sun_path));
+  std::copy(socket_path.begin(), socket_path.end(), address.sun_path);
+  REQUIRE(::bind(sock, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0);
+  LogFollower on_socket(socket_path, {"x"});
+  Result<LogPoll> unopenable = on_socket.Poll();
+  ::close(sock);
+  ::unlink(socket_path.c_str());
+  REQUIRE_FALSE(unopenable.ok());
+  CHECK(unopenable.status().code() == StatusCode::kIoError);
+  CHECK_THAT(unopenable.status().message(), Catch::Contains("cannot open log file " + socket_path));
+
   if (::geteuid() != 0) {  // root may read any file
-    TempFile file;
-    file.Append("secret\n");
-    REQUIRE(::chmod(file.path().c_str(), 0) == 0);
-    LogFollower follower(file.path(), {"x"});
+    TempFile secret;
+    secret.Append("secret\n");
+    REQUIRE(::chmod(secret.path().c_str(), 0) == 0);
+    LogFollower follower(secret.path(), {"x"});
     Result<LogPoll> denied = follower.Poll();
     REQUIRE_FALSE(denied.ok());
     CHECK(denied.status().code() == StatusCode::kIoError);
-    CHECK_THAT(denied.status().message(), Catch::Contains(file.path()));
+    CHECK_THAT(denied.status().message(), Catch::Contains(secret.path()));
   }
 }
 

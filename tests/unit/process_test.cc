@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -114,8 +115,10 @@ bool WaitForCount(const std::string& marker, int expected, double seconds) {
 }
 
 // A sleep duration unique to this test process, so leftovers can be found by cmdline.
+// A minute at most: a test whose signalling fails waits for it, then fails, instead of
+// hanging.
 std::string UniqueSleep(int salt) {
-  return std::to_string(1000 + salt) + "." + std::to_string(::getpid());
+  return std::to_string(50 + salt) + "." + std::to_string(::getpid());
 }
 
 TEST_CASE("ChildProcess reports exit codes", "[process]") {
@@ -340,7 +343,14 @@ TEST_CASE("Terminate escalates to SIGKILL when SIGTERM is ignored", "[process]")
   }
   REQUIRE(out.find("ready") != std::string::npos);
   Clock::time_point term = Clock::now();
-  ProcessExit exit = child->Terminate(0.5);
+  // Bounded: a Terminate that never escalates would wait for the sleep to end.
+  std::future<ProcessExit> terminated =
+      std::async(std::launch::async, [&child] { return child->Terminate(0.5); });
+  if (terminated.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    ::kill(-child->pid(), SIGKILL);
+    FAIL_CHECK("Terminate(0.5) had not returned after 10 s");
+  }
+  ProcessExit exit = terminated.get();
   double took = std::chrono::duration<double>(Clock::now() - term).count();
   CHECK(exit.signal == SIGKILL);
   CHECK(took >= 0.45);

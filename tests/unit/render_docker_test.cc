@@ -42,9 +42,11 @@ std::vector<std::string> Values(const std::vector<std::string>& words, const std
   return values;
 }
 
-// Runs `script` with bash, stdin /dev/null, and returns its stdout.
+// Runs `script` with bash, stdin /dev/null, and returns its stdout. Killed after 60 s:
+// a script that waits (on a terminal, on a real docker) fails the test instead of
+// hanging it.
 std::string BashOutput(const std::string& script) {
-  std::string command = "bash -c " + ShellQuote(script) + " </dev/null";
+  std::string command = "timeout -k 5 60 bash -c " + ShellQuote(script) + " </dev/null";
   FILE* pipe = ::popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
   std::string out;

@@ -47,13 +47,25 @@ struct Case {
   SlurmJobEvidence evidence;
 };
 
+// Lines of `text` that do not contain `drop` ("" drops nothing).
+std::string Without(const std::string& text, const std::string& drop) {
+  if (drop.empty()) return text;
+  std::string kept;
+  for (const std::string& line : Lines(text)) {
+    if (line.find(drop) == std::string::npos) kept += line + "\n";
+  }
+  return kept;
+}
+
+// `drop`: the job's output as if it had no lines containing this text (what another
+// cluster's slurmstepd, or a job killed earlier, would have left).
 std::unique_ptr<Case> Load(const std::string& name, bool with_controller = true,
-                           bool with_accounting = true) {
+                           bool with_accounting = true, const std::string& drop = "") {
   auto c = std::make_unique<Case>();
   fs::path dir = FixtureDir() / name;
   REQUIRE(fs::exists(dir / "scontrol.txt"));
-  std::string out = Slurp(dir / "out.txt");
-  std::string err = Slurp(dir / "err.txt");
+  std::string out = Without(Slurp(dir / "out.txt"), drop);
+  std::string err = Without(Slurp(dir / "err.txt"), drop);
   c->out.Feed(out);
   c->err.Feed(err);
   std::vector<SlurmJobRecord> records = ParseScontrolJobs(Slurp(dir / "scontrol.txt"));
@@ -306,6 +318,37 @@ TEST_CASE("OUT_OF_MEMORY from accounting states, as real clusters with cgroups r
   CHECK(JudgeSlurmJob(e).status == RunStatus::kOutOfMemory);
 }
 
+TEST_CASE("OUT_OF_MEMORY without any records: the end line or the cancel line suffices",
+          "[slurm_verdict]") {
+  // noacct_oom: a step over its --mem on the cluster without accounting, judged after the
+  // controller forgot it (MinJobAge): only the job's own lines remain. With the
+  // memory-limit line, a failing end line alone (a cgroup cluster prints no CANCELLED
+  // line) or slurmstepd's cancel line alone (the whole job was killed before its end line)
+  // is enough.
+  struct Row {
+    const char* drop;
+    const char* what;
+  };
+  for (const Row& row : {Row{"", "both lines"}, Row{"CANCELLED AT", "the end line only"},
+                         Row{"job finished with exit code", "the cancel line only"}}) {
+    INFO(row.what);
+    auto c = Load("noacct_oom", false, false, row.drop);
+    REQUIRE_FALSE(c->evidence.oom_line.empty());
+    REQUIRE(c->evidence.cancel_line.empty() == (row.drop == std::string("CANCELLED AT")));
+    REQUIRE(c->evidence.end_marker_exit.has_value() ==
+            (row.drop != std::string("job finished with exit code")));
+    RunResult result = JudgeSlurmJob(c->evidence);
+    INFO("reason: " << result.reason);
+    CHECK(result.status == RunStatus::kOutOfMemory);
+    CHECK(result.reason.find("exceeded memory limit") != std::string::npos);
+    CHECK(result.reason.find("accounting is disabled") != std::string::npos);
+  }
+  // Neither: the memory-limit line alone does not say how the job ended.
+  auto neither = Load("noacct_oom", false, false, "CANCELLED AT");
+  neither->evidence.end_marker_exit.reset();
+  CHECK(JudgeSlurmJob(neither->evidence).status == RunStatus::kError);
+}
+
 TEST_CASE("node failures, preemption and boot failures are ERROR with the reason",
           "[slurm_verdict]") {
   for (const char* state : {"NODE_FAIL", "PREEMPTED", "BOOT_FAIL"}) {
@@ -410,6 +453,126 @@ TEST_CASE("trtllm-run's own actions decide once the job is confirmed gone", "[sl
   CHECK(result.status == RunStatus::kError);
   CHECK(result.reason.find("still RUNNING 60 s after scancel") != std::string::npos);
   CHECK(result.diagnosis.find("scancel " + c->evidence.job_id) != std::string::npos);
+}
+
+TEST_CASE("a hang line outranks the OOM kill, exit 137 and FAILED that followed it",
+          "[slurm_verdict][hang]") {
+  // hang_oom: TensorRT-LLM's hang detector line, then the step over its --mem (exit 137,
+  // slurmstepd's memory-limit and cancel lines, sacct FAILED), judged from every set of
+  // records a watch can end with.
+  struct Row {
+    bool controller;
+    bool accounting;
+    const char* source;
+  };
+  for (const Row& row : {Row{true, true, "FAILED (sacct)"}, Row{true, false, "FAILED (scontrol)"},
+                         Row{false, false, "purged after MinJobAge"}}) {
+    INFO("controller=" << row.controller << " accounting=" << row.accounting);
+    auto c = Load("hang_oom", row.controller, row.accounting);
+    REQUIRE_FALSE(c->evidence.oom_line.empty());
+    RunResult result = JudgeSlurmJob(c->evidence);
+    INFO("reason: " << result.reason);
+    CHECK(result.status == RunStatus::kHangDetected);
+    CHECK(ExitCodeFor(result) == 5);
+    CHECK(result.details["end_line_exit_code"] == "137");
+    CHECK(result.reason.find("[TRT-LLM] hang detected: no progress for 300 s") !=
+          std::string::npos);
+    CHECK(result.reason.find(row.source) != std::string::npos);
+    CHECK(result.reason.find("exceeded memory limit") != std::string::npos);  // what followed
+    CHECK(result.diagnosis.find("deadlock") != std::string::npos);
+  }
+}
+
+TEST_CASE("a hang line outranks Slurm's OUT_OF_MEMORY, TIMEOUT and time-limit records",
+          "[slurm_verdict][hang]") {
+  const std::string hang = "0: [TRT-LLM] hang detected: no progress for 300 s";
+  auto evidence = [&](const std::string& sacct) {
+    SlurmJobEvidence e;
+    e.job_id = "77";
+    e.log_exists = true;
+    e.log_bytes = 100;
+    e.hang_line = hang;
+    e.accounting_available = true;
+    e.accounting = ParseSacct(sacct);
+    return e;
+  };
+  struct Row {
+    const char* name;
+    SlurmJobEvidence e;
+    const char* followed;
+  };
+  std::vector<Row> rows;
+  // With cgroups: the job and its step OUT_OF_MEMORY.
+  rows.push_back({"OUT_OF_MEMORY",
+                  evidence("77|OUT_OF_MEMORY|0:125|0:0|None|a|b|00:00:05|n1|job\n"
+                           "77.0|OUT_OF_MEMORY|0:125|||a|b|00:00:05|n1|python\n"),
+                  "OUT_OF_MEMORY (sacct)"});
+  // Only a step ran out of memory; the job itself FAILED.
+  rows.push_back({"step OUT_OF_MEMORY",
+                  evidence("77|FAILED|1:0|0:0|None|a|b|00:00:05|n1|job\n"
+                           "77.0|OUT_OF_MEMORY|0:125|||a|b|00:00:05|n1|python\n"),
+                  "FAILED (sacct)"});
+  rows.push_back(
+      {"TIMEOUT", evidence("77|TIMEOUT|0:0|0:0|None|a|b|00:10:00|n1|job\n"), "TIMEOUT (sacct)"});
+  rows.push_back(
+      {"DEADLINE", evidence("77|DEADLINE|0:0|0:0|None|a|b|00:10:00|n1|job\n"), "DEADLINE (sacct)"});
+  const std::string time_limit =
+      "slurmstepd: error: *** JOB 77 ON n1 CANCELLED AT 2026-01-01T00:10:00 DUE TO TIME LIMIT ***";
+  Row cancelled{"CANCELLED at the time limit",
+                evidence("77|CANCELLED by 0|0:15|0:0|None|a|b|00:10:00|n1|job\n"), "TIME LIMIT"};
+  cancelled.e.cancel_line = time_limit;
+  rows.push_back(cancelled);
+  // No records at all (purged, no accounting): the job's own lines.
+  SlurmJobEvidence purged;
+  purged.job_id = "77";
+  purged.purged = true;
+  purged.log_exists = true;
+  purged.log_bytes = 100;
+  purged.hang_line = hang;
+  purged.cancel_line = time_limit;
+  rows.push_back({"purged, cancelled at the time limit", purged, "TIME LIMIT"});
+  SlurmJobEvidence no_end = purged;
+  no_end.cancel_line.clear();
+  rows.push_back({"purged, no end line", no_end, "no final state"});
+  for (const Row& row : rows) {
+    RunResult result = JudgeSlurmJob(row.e);
+    INFO(row.name << ": " << result.reason);
+    CHECK(result.status == RunStatus::kHangDetected);
+    CHECK(result.reason.find(hang) != std::string::npos);
+    CHECK(result.reason.find(row.followed) != std::string::npos);
+  }
+}
+
+TEST_CASE("a hang line does not outrank a clean exit, a person's scancel or a node failure",
+          "[slurm_verdict][hang]") {
+  const std::string hang = "[TRT-LLM] hang detected: no progress for 300 s";
+  SlurmJobEvidence e;
+  e.job_id = "78";
+  e.log_exists = true;
+  e.hang_line = hang;
+  e.accounting_available = true;
+  e.accounting = ParseSacct("78|COMPLETED|0:0|0:0|None|a|b|00:00:05|n1|job\n");
+  RunResult completed = JudgeSlurmJob(e);
+  CHECK(completed.status == RunStatus::kPassed);
+  bool noted = false;
+  for (const std::string& note : completed.notes) noted |= note.find(hang) != std::string::npos;
+  CHECK(noted);
+
+  e.accounting = ParseSacct("78|CANCELLED by 1000|0:15|0:0|None|a|b|00:00:05|n1|job\n");
+  CHECK(JudgeSlurmJob(e).status == RunStatus::kCancelled);
+
+  e.accounting = ParseSacct("78|NODE_FAIL|0:0|0:0|NodeDown|a|b|00:00:05|n1|job\n");
+  CHECK(JudgeSlurmJob(e).status == RunStatus::kError);
+
+  // trtllm-run's own monitor timeout, acted on before any hang line was seen, stays
+  // TIMEOUT (its test above); a hang it acted on is HANG_DETECTED with the line.
+  e.action = SlurmAction::kHang;
+  e.action_detail = hang;
+  e.action_confirmed = true;
+  RunResult acted = JudgeSlurmJob(e);
+  CHECK(acted.status == RunStatus::kHangDetected);
+  CHECK(acted.reason ==
+        "log line \"" + hang + "\"; job 78 was cancelled with scancel and left the queue");
 }
 
 TEST_CASE("an empty output file points at the .err file", "[slurm_verdict]") {

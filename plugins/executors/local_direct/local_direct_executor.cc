@@ -299,12 +299,12 @@ RunResult Run::Go() {
         BeginTermination(StopReason::kCancel,
                          "cancelled by " + (cancel_signal_ ? SignalName(cancel_signal_)
                                                            : std::string("request")));
+      } else if (hang_seen) {  // a line already read counts before a deadline just passed
+        BeginTermination(StopReason::kHang, "\"hang detected\" in the log");
       } else if (deadline_ && now >= *deadline_) {
         BeginTermination(
             StopReason::kTimeout,
             "monitor timeout of " + std::to_string(spec_.monitor_timeout_seconds) + "s reached");
-      } else if (hang_seen) {
-        BeginTermination(StopReason::kHang, "\"hang detected\" in the log");
       }
     }
     if (exit_ && stop_ == StopReason::kNone &&

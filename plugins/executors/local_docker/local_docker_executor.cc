@@ -566,12 +566,12 @@ PhaseOutcome DockerJob::RunPhase(const std::string& script, const std::string& c
         begin_stop(StopReason::kCancel,
                    "cancelled by " + (outcome.cancel_signal ? SignalName(outcome.cancel_signal)
                                                             : std::string("request")));
+      } else if (hang_seen) {  // a line already read counts before a deadline just passed
+        begin_stop(StopReason::kHang, "\"hang detected\" in the log");
       } else if (deadline_ && now >= *deadline_) {
         begin_stop(
             StopReason::kTimeout,
             "monitor timeout of " + std::to_string(spec_.monitor_timeout_seconds) + "s reached");
-      } else if (hang_seen) {
-        begin_stop(StopReason::kHang, "\"hang detected\" in the log");
       }
     }
     // The stop sequence: docker stop (retried while the container may not exist yet),
@@ -765,6 +765,19 @@ void DockerJob::Judge(const PhaseOutcome& outcome) {
       break;
   }
 
+  if (outcome.oom_killed && hang) {
+    // The hang detector's line came first: the OOM kill followed the hang (its process
+    // kept allocating, or a worker died), it does not explain it.
+    std::string limit = Extra(spec_, kMemoryKey);
+    result_.status = RunStatus::kHangDetected;
+    result_.reason = "log line " + Quoted(hang->line) +
+                     ", then the kernel OOM killer stopped container " + name +
+                     (limit.empty() ? std::string() : " (memory limit " + limit + ")") +
+                     (code ? "; exit code " + std::to_string(*code) : std::string());
+    result_.diagnosis =
+        "A hang was reported: GPU/NCCL deadlock likely; check the log context before the line.";
+    return;
+  }
   if (outcome.oom_killed) {
     std::string limit = Extra(spec_, kMemoryKey);
     result_.status = RunStatus::kOutOfMemory;
