@@ -432,7 +432,7 @@ TEST_CASE("LoadRequestFile errors name the file, line, key and valid choices", "
     std::string path = dir.path() + "/missing.yaml";
     Status s = LoadRequestFile(path, &r);
     REQUIRE_FALSE(s.ok());
-    CHECK(s.code() == StatusCode::kIoError);
+    CHECK(s.code() == StatusCode::kInvalidInput);
     CHECK_THAT(s.message(), Catch::Contains(path));
     CHECK_THAT(s.message(), Catch::Contains("No such file or directory"));
   }
