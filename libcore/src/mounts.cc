@@ -2,6 +2,9 @@
 #include "trtllm_run/mounts.h"
 
 #include <algorithm>
+#include <utility>
+
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace {
@@ -52,6 +55,33 @@ bool MountsCover(const std::vector<std::string>& entries, const std::string& dir
 }
 
 Result<MountResolution> ResolveMounts(const MountInputs& in) {
+  // pyxis's --container-mounts is a comma-separated list of SRC:DST[:FLAGS] entries.
+  for (const auto& [what, dir] :
+       {std::pair<std::string, std::string>{"the home directory", in.home},
+        {"the project (repo) path", in.project},
+        {"checkpoint_path", in.checkpoint_path.value_or("")},
+        {"models_path", in.models_path.value_or("")},
+        {"the default models repo", in.default_models_repo},
+        {"llm_models_root", in.llm_models_root},
+        {"custom_script's directory", in.extra_dir}}) {
+    if (dir.find_first_of(",:") != std::string::npos) {
+      return Status::InvalidInput(what + " '" + EscapeControl(dir) +
+                                      "' holds ',' or ':', which split container mounts "
+                                      "(SRC:DST entries, comma-separated)",
+                                  "use a path without ',' and ':' (a symlink to it works)");
+    }
+  }
+  if (in.cluster_mounts) {
+    for (const std::string& entry : *in.cluster_mounts) {
+      if (entry.find(',') != std::string::npos ||
+          entry.find_first_of("\r\n") != std::string::npos) {
+        return Status::InvalidInput("slurm_env mount entry '" + EscapeControl(entry) +
+                                        "' holds ',' or a line break",
+                                    "each mounts entry of slurm_env.json / clusters.yaml is one "
+                                    "SRC:DST[:FLAGS]");
+      }
+    }
+  }
   MountResolution out;
   if (!in.home.empty()) {
     Add(&out.entries, StripTrailingSlashes(in.home) + ":" + StripTrailingSlashes(in.home));

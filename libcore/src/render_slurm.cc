@@ -122,7 +122,10 @@ std::vector<std::string> StepSrun(const SlurmScriptInputs& in, const PlanStep& s
 std::string RenderSlurmBatchScript(const SlurmScriptInputs& in) {
   const SlurmParams& p = in.params;
   const std::string kind = SlurmKind(in.workflow_type);
-  const std::string log_base = in.log_dir + "/" + in.model_name + "_" + kind + "_%j";
+  // sbatch expands %j, %x, %u, ... in --output/--error: a literal % of the directory is %%.
+  std::string log_dir;
+  for (char c : in.log_dir) log_dir += c == '%' ? std::string("%%") : std::string(1, c);
+  const std::string log_base = log_dir + "/" + in.model_name + "_" + kind + "_%j";
   std::ostringstream s;
   s << "#!/bin/bash\n";
   s << "#SBATCH --job-name=" << SbatchValue(in.job_name) << "\n";
@@ -745,10 +748,54 @@ Status RunPerfSubmitFor(const PerfSubmitInputs& submit, ResolvedJob* job) {
 
 }  // namespace
 
+// Every value that reaches a line of the batch script or submit.py's launch script, from
+// whatever source (flags, request files, slurm_env.json, clusters.yaml): a control
+// character would end the line and start a new one.
+Status CheckScriptValues(const ResolvedJob& job) {
+  const std::pair<const char*, const std::string*> values[] = {
+      {"partition", &job.params.partition},
+      {"account", &job.params.account},
+      {"time_limit", &job.params.time_limit},
+      {"gres", &job.params.gres},
+      {"mpi plugin (slurm_env pmix.preferred)", &job.params.mpi_plugin},
+      {"job name", &job.job_name},
+      {"container image", &job.job_image},
+      {"container name", &job.container_name},
+      {"llm_models_root", &job.llm_models_root},
+      {"LLM_MODELS_ROOT", &job.models_root_export},
+      {"the project path", &job.project},
+      {"the log directory", &job.log_dir},
+      {"remote_repo_path", &job.remote_repo_path},
+      {"remote_work_dir", &job.remote_work_dir},
+      {"remote_cwd", &job.remote_cwd},
+  };
+  for (const auto& [what, value] : values) {
+    for (char c : *value) {
+      unsigned char u = static_cast<unsigned char>(c);
+      if (u < 0x20 || u == 0x7F) {
+        return Status::InvalidInput(
+            std::string(what) + " '" + EscapeControl(*value) +
+                "' holds a control character (from the request, slurm_env.json or clusters.yaml)",
+            "a value on a job script line cannot carry newlines or other control characters");
+      }
+    }
+  }
+  for (const std::string& entry : job.mounts.entries) {
+    if (entry.find_first_of("\r\n") != std::string::npos) {
+      return Status::InvalidInput("mount '" + EscapeControl(entry) + "' holds a line break");
+    }
+  }
+  if (!job.job_image.empty() && job.job_image[0] == '-') {
+    return Status::InvalidInput("container image '" + job.job_image + "' starts with '-'",
+                                "give an image reference such as registry/name:tag");
+  }
+  return Status::Ok();
+}
+
 Status ValidateSlurmJob(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
                         const SlurmJobOptions& options) {
   Result<ResolvedJob> job = Resolve(request, plan, placement, options, "<work_dir>");
-  return job.ok() ? Status::Ok() : job.status();
+  return job.ok() ? CheckScriptValues(job.value()) : job.status();
 }
 
 Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
@@ -756,6 +803,7 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
   Result<ResolvedJob> resolved = Resolve(request, plan, placement, options, spec->work_dir);
   if (!resolved.ok()) return resolved.status();
   ResolvedJob& job = resolved.value();
+  TRTLLM_RUN_RETURN_IF_ERROR(CheckScriptValues(job));
   const std::string& work_dir = spec->work_dir;
 
   if (spec->scenario.empty()) spec->scenario = options.executor;

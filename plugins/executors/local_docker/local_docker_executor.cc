@@ -27,6 +27,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trtllm_run/docker_cli.h"
@@ -202,6 +203,26 @@ Status LocalDockerExecutor::Validate(const CaseRequest& request, const JobPlan& 
     return Status::InvalidInput("local_docker: no container image",
                                 "give --container-image IMAGE (or add "
                                 "jenkins/current_image_tags.properties to the repo)");
+  }
+  if (image[0] == '-' || image.find_first_of(" \t\r\n") != std::string::npos) {
+    return Status::InvalidInput("local_docker: container image '" + EscapeControl(image) +
+                                    "' starts with '-' or holds blanks; docker would read it as "
+                                    "options",
+                                "give an image reference such as registry/name:tag");
+  }
+  // docker run -v HOST:TARGET splits on ':': a directory with one cannot be mounted.
+  const char* home = ::getenv("HOME");
+  for (const auto& [what, dir] : {std::pair<std::string, std::string>{"repo_root", plan.repo_root},
+                                  {"HOME", home ? home : ""},
+                                  {"models_path", request.models_path.value_or("")},
+                                  {"checkpoint_path", request.checkpoint_path.value_or("")},
+                                  {"llm_models_root", request.llm_models_root.value_or("")}}) {
+    if (dir.find(':') != std::string::npos) {
+      return Status::InvalidInput(
+          "local_docker: " + what + " '" + EscapeControl(dir) +
+              "' holds ':', which docker run -v reads as the end of the host path",
+          "use a directory without ':' (a symlink to it works)");
+    }
   }
   std::string pull = request.docker_pull.value_or("missing");
   TRTLLM_RUN_RETURN_IF_ERROR(ValidateDockerPull(pull, "--docker-pull"));
