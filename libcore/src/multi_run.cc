@@ -535,10 +535,9 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
 }
 
 int ExitCodeForCases(const MultiRunResult& result) {
-  static const RunStatus kBySeverity[] = {RunStatus::kError,        RunStatus::kOutOfMemory,
-                                          RunStatus::kHangDetected, RunStatus::kTimeout,
-                                          RunStatus::kFailed,       RunStatus::kCancelled,
-                                          RunStatus::kSkipped};
+  static const RunStatus kBySeverity[] = {
+      RunStatus::kError,  RunStatus::kOutOfMemory, RunStatus::kHangDetected, RunStatus::kTimeout,
+      RunStatus::kFailed, RunStatus::kCancelled,   RunStatus::kSkipped};
   bool interrupted = false;
   for (const CaseOutcome& outcome : result.cases) {
     interrupted = interrupted || outcome.result.user_interrupt;
@@ -654,8 +653,8 @@ std::string CasesToJUnit(const MultiRunResult& result) {
   int failures = 0, skipped = 0;
   for (const CaseOutcome& outcome : result.cases) {
     skipped += outcome.result.status == RunStatus::kSkipped;
-    failures += outcome.result.status != RunStatus::kPassed &&
-                outcome.result.status != RunStatus::kSkipped;
+    failures +=
+        outcome.result.status != RunStatus::kPassed && outcome.result.status != RunStatus::kSkipped;
   }
   char total_time[64];
   std::snprintf(total_time, sizeof total_time, "%.3f", std::max(0.0, result.duration_seconds));
@@ -668,8 +667,8 @@ std::string CasesToJUnit(const MultiRunResult& result) {
          attr("errors", "0") + attr("time", total_time) + ">\n";
   xml += "  <testsuite" + attr("name", "trtllm-run") + attr("tests", tests) +
          attr("failures", std::to_string(failures)) + attr("errors", "0") +
-         attr("skipped", std::to_string(skipped)) +
-         attr("time", total_time) + attr("timestamp", result.started_at) + ">\n";
+         attr("skipped", std::to_string(skipped)) + attr("time", total_time) +
+         attr("timestamp", result.started_at) + ">\n";
   xml += "    <properties>\n      <property" + attr("name", "run_dir") +
          attr("value", result.run_dir) + "/>\n    </properties>\n";
   for (const CaseOutcome& outcome : result.cases) {

@@ -351,8 +351,8 @@ void JudgeWithWorkflow(const Registry& registry, const JobSpec& spec, const std:
     try {
       workflow->Judge(judged, LogTail(result->log_file, Workflow::kJudgeLogBytes), result);
     } catch (const std::exception& e) {
-      result->errors.push_back("workflow " + workflow->Name() + " could not read the log: " +
-                               e.what());
+      result->errors.push_back("workflow " + workflow->Name() +
+                               " could not read the log: " + e.what());
     }
     return;
   }

@@ -75,9 +75,8 @@ TEST_CASE("report: every status as ResultToJson writes it matches the documented
           "[report]") {
   // Statuses no local_direct run produces (ERROR) are covered here and, for real, by the
   // [docker] tests (BUILD_FAILED, engine stopped).
-  for (const char* name :
-       {"PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED", "OUT_OF_MEMORY", "ERROR",
-        "SKIPPED"}) {
+  for (const char* name : {"PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED",
+                           "OUT_OF_MEMORY", "ERROR", "SKIPPED"}) {
     INFO(name);
     trtllm_run::RunResult result;
     result.status = *trtllm_run::RunStatusFromName(name);

@@ -282,12 +282,12 @@ RunResult Run::Go() {
   if (spec_.monitor_timeout_seconds > 0) {
     deadline_ = start_ + std::chrono::seconds(spec_.monitor_timeout_seconds);
   }
-  Progress("started pid " + std::to_string(child_->pid()) + " (own process group) in " +
-           (options.working_dir.empty() ? std::string("the current directory")
-                                        : options.working_dir) +
-           "; log " + spec_.log_file +
-           (deadline_ ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
-                      : ""));
+  Progress(
+      "started pid " + std::to_string(child_->pid()) + " (own process group) in " +
+      (options.working_dir.empty() ? std::string("the current directory") : options.working_dir) +
+      "; log " + spec_.log_file +
+      (deadline_ ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
+                 : ""));
 
   const double grace = std::max(0, context_.kill_grace_seconds);
   bool hang_seen = false;
