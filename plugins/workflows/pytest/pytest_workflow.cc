@@ -130,8 +130,13 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   JobPlan plan;
   plan.workflow_type = "pytest";
   plan.command = *request.test_cmd;
+  // A bare node id: "file.py::names" or a file pytest would collect (test_*.py, *_test.py);
+  // a lone "tool.py" may be a script to execute and is left as the command.
   const std::string trimmed = Trim(plan.command);
-  if (IsBareTestId(trimmed)) {
+  const std::string id_file = BaseName(trimmed.substr(0, trimmed.find("::")));
+  if (IsBareTestId(trimmed) && trimmed.rfind("test_e2e[", 0) != 0 &&
+      (trimmed.find("::") != std::string::npos || id_file.rfind("test_", 0) == 0 ||
+       EndsWith(id_file, "_test.py"))) {
     plan.command = TestCommandForId(trimmed);
     plan.notes.push_back("test_cmd is a bare test id: runs as " + plan.command);
   }
