@@ -507,6 +507,15 @@ Result<CommandKind> ClassifyCommand(const CaseRequest& request) {
                                 " given; give exactly one of test_cmd, bench_cmd, eval_cmd, "
                                 "custom_cmd/custom_script");
   }
+  if (request.custom_env && given.front()->kind != CommandKind::kCustom) {
+    const std::string field = given.front()->field;
+    return Status::InvalidInput(
+        "custom_env (--custom-env) applies only to the custom workflow (custom_cmd, "
+        "custom_script); the " +
+            field + " would run without it",
+        "prefix the command with the assignments instead, e.g. --" + ToKebab(field) + " " +
+            ShellQuote(*request.custom_env + " " + *given.front()->value));
+  }
   return given.front()->kind;
 }
 
