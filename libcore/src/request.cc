@@ -28,6 +28,7 @@ struct FieldDef {
   IntMember integer = nullptr;
   BoolMember boolean = nullptr;
   ListMember list = nullptr;
+  bool allows_zero = false;  // kInt: 0 is a meaningful value (required_devices: CPU only)
 };
 
 FieldDef Str(const char* name, StringMember member, const char* help) {
@@ -38,6 +39,12 @@ FieldDef Str(const char* name, StringMember member, const char* help) {
 FieldDef Int(const char* name, IntMember member, const char* help) {
   FieldDef def{name, FieldType::kInt, help};
   def.integer = member;
+  return def;
+}
+// An integer field where 0 is allowed, e.g. required_devices 0 for CPU-only work.
+FieldDef IntOrZero(const char* name, IntMember member, const char* help) {
+  FieldDef def = Int(name, member, help);
+  def.allows_zero = true;
   return def;
 }
 FieldDef Bool(const char* name, BoolMember member, const char* help) {
@@ -67,8 +74,9 @@ const std::vector<FieldDef>& FieldTable() {
           "Perf-sanity config YAML used for node/GPU sizing"),
       Str("model_name", &R::model_name,
           "Short name for job and container names (default: derived from the command)"),
-      Int("required_devices", &R::required_devices,
-          "GPU count (default: from --tp/--pp or --tp_size/--pp_size, else 1)"),
+      IntOrZero("required_devices", &R::required_devices,
+                "GPU count; 0: CPU only, no GPU asked for (default: from test markers, "
+                "--tp/--pp or --tp_size/--pp_size, else 1)"),
       Int("total_required_devices", &R::total_required_devices,
           "Total GPU processes across all nodes (default: derived)"),
       Int("required_devices_per_node", &R::required_devices_per_node,
@@ -216,7 +224,7 @@ std::string FromOrigin(std::string_view origin) {
   return origin.empty() ? "" : " (from " + std::string(origin) + ")";
 }
 
-Result<int> ParsePositiveInt(const FieldDef& def, std::string_view value, std::string_view origin) {
+Result<int> ParseFieldInt(const FieldDef& def, std::string_view value, std::string_view origin) {
   std::string_view s = value;
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -234,9 +242,10 @@ Result<int> ParsePositiveInt(const FieldDef& def, std::string_view value, std::s
       break;
     }
   }
-  if (!ok || n <= 0) {
-    return Status::InvalidInput(std::string(def.name) + " must be a positive integer, got '" +
-                                std::string(value) + "'" + FromOrigin(origin));
+  if (!ok || n < 0 || (n == 0 && !def.allows_zero)) {
+    return Status::InvalidInput(std::string(def.name) + " must be a " +
+                                (def.allows_zero ? "non-negative" : "positive") +
+                                " integer, got '" + std::string(value) + "'" + FromOrigin(origin));
   }
   return static_cast<int>(n);
 }
@@ -258,7 +267,7 @@ Status SetField(const FieldDef& def, CaseRequest* request, std::string_view valu
       request->*def.str = std::string(value);
       return Status::Ok();
     case FieldType::kInt: {
-      Result<int> n = ParsePositiveInt(def, value, origin);
+      Result<int> n = ParseFieldInt(def, value, origin);
       if (!n.ok()) return n.status();
       request->*def.integer = n.value();
       return Status::Ok();
@@ -497,6 +506,15 @@ Result<CommandKind> ClassifyCommand(const CaseRequest& request) {
     return Status::InvalidInput("conflicting commands: " + names +
                                 " given; give exactly one of test_cmd, bench_cmd, eval_cmd, "
                                 "custom_cmd/custom_script");
+  }
+  if (request.custom_env && given.front()->kind != CommandKind::kCustom) {
+    const std::string field = given.front()->field;
+    return Status::InvalidInput(
+        "custom_env (--custom-env) applies only to the custom workflow (custom_cmd, "
+        "custom_script); the " +
+            field + " would run without it",
+        "prefix the command with the assignments instead, e.g. --" + ToKebab(field) + " " +
+            ShellQuote(*request.custom_env + " " + *given.front()->value));
   }
   return given.front()->kind;
 }

@@ -205,6 +205,8 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
                                 "run through the perf-sanity path");
   }
   TRTLLM_RUN_RETURN_IF_ERROR(ApplyDeviceCounts(request, required, &plan));
+  plan.devices_requested = request.required_devices || derived || request.total_required_devices ||
+                           request.required_devices_per_node;
   if (plan.node_count > 1) {
     return Status::InvalidInput(
         "pytest is always single-node, but the request gives node_count = " +
@@ -506,8 +508,14 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
         "devices: total_required_devices and required_devices_per_node given; "
         "used verbatim");
   }
+  if (request.required_devices == 0) {
+    return Status::InvalidInput(
+        "perf-sanity tests need GPUs; required_devices 0 (CPU only) cannot run them",
+        "leave --required-devices out (the perf config sizes the job)");
+  }
   if (request.required_devices) required = *request.required_devices;
   if (request.node_count) nodes = *request.node_count;
+  plan.devices_requested = true;
   plan.required_devices = required;
   plan.total_required_devices = total;
   plan.required_devices_per_node = per_node;
