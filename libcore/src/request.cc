@@ -8,6 +8,7 @@
 #include <climits>
 #include <map>
 
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/text.h"
 #include "yaml_util.h"
 
@@ -508,7 +509,11 @@ std::size_t InvalidUtf8At(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    std::size_t length = c < 0x80           ? 1
+                         : (c >> 5) == 0x6  ? 2
+                         : (c >> 4) == 0xE  ? 3
+                         : (c >> 3) == 0x1E ? 4
+                                            : 0;
     if (length == 0 || i + length > text.size()) return i;
     for (std::size_t k = 1; k < length; ++k) {
       if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
@@ -541,24 +546,24 @@ bool IsSshField(const std::string& name) {
 Status CheckValue(const std::string& field, const std::string& value) {
   const std::string flag = "--" + ToKebab(field);
   if (value.find('\0') != std::string::npos) {
-    return Status::InvalidInput(field + " holds a NUL byte (at byte " +
-                                    std::to_string(value.find('\0')) + ")",
-                                "a command or value cannot carry NUL bytes; remove it from " + flag +
-                                    " or the request file");
+    return Status::InvalidInput(
+        field + " holds a NUL byte (at byte " + std::to_string(value.find('\0')) + ")",
+        "a command or value cannot carry NUL bytes; remove it from " + flag +
+            " or the request file");
   }
   std::size_t bad = InvalidUtf8At(value);
   if (bad != std::string::npos) {
-    return Status::InvalidInput(field + " is not valid UTF-8 (byte " + std::to_string(bad) +
-                                    ": " + EscapeControl(value.substr(bad, 1)) + ")",
-                                "give " + flag + " as UTF-8 text (job files keep it byte for byte)");
+    return Status::InvalidInput(
+        field + " is not valid UTF-8 (byte " + std::to_string(bad) + ": " +
+            EscapeControl(value.substr(bad, 1)) + ")",
+        "give " + flag + " as UTF-8 text (job files keep it byte for byte)");
   }
   if (IsCommandField(field)) {
     if (value.size() > kMaxCommandBytes) {
-      return Status::InvalidInput(
-          field + " is " + std::to_string(value.size()) + " bytes; the limit is " +
-              std::to_string(kMaxCommandBytes) +
-              " (a process argument holds at most 131072 bytes on Linux)",
-          "put the command in a file and give --custom-script FILE");
+      return Status::InvalidInput(field + " is " + std::to_string(value.size()) +
+                                      " bytes; the limit is " + std::to_string(kMaxCommandBytes) +
+                                      " (a process argument holds at most 131072 bytes on Linux)",
+                                  "put the command in a file and give --custom-script FILE");
     }
     return Status::Ok();
   }
@@ -568,13 +573,15 @@ Status CheckValue(const std::string& field, const std::string& value) {
       return Status::InvalidInput(
           field + " '" + EscapeControl(value) + "' holds a control character",
           "values are rendered into job scripts (#SBATCH lines, exports, docker arguments) "
-          "and cannot carry newlines or other control characters; fix " + flag);
+          "and cannot carry newlines or other control characters; fix " +
+              flag);
     }
   }
   if (IsSshField(field) && !value.empty() && value[0] == '-') {
     return Status::InvalidInput(field + " '" + value + "' starts with '-'",
                                 "ssh would read it as an option; give the login node as "
-                                "[user@]host with " + flag);
+                                "[user@]host with " +
+                                    flag);
   }
   return Status::Ok();
 }
@@ -625,8 +632,9 @@ Status SetRequestField(CaseRequest* request, std::string_view name, std::string_
 }
 
 Status LoadRequestFile(const std::string& path, CaseRequest* request) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "request file");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput("--request: " + text.status().message(),
                                 "give a readable YAML or JSON file: a mapping of field names "
                                 "to values");
@@ -635,6 +643,9 @@ Status LoadRequestFile(const std::string& path, CaseRequest* request) {
 }
 
 Status LoadRequestText(const std::string& text, const std::string& path, CaseRequest* request) {
+  if (text.size() > kMaxRequestFileBytes) {
+    return TooLarge("request file", path, text.size(), kMaxRequestFileBytes);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -646,6 +657,7 @@ Status LoadRequestText(const std::string& text, const std::string& path, CaseReq
     return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
   }
   try {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, path));
     TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, root));
     return LoadRequestNode(path, root, request);
   } catch (const YAML::Exception& e) {
