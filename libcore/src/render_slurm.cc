@@ -12,6 +12,7 @@
 
 #include "perf_submit.h"
 #include "trtllm_run/image.h"
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/mounts.h"
 #include "trtllm_run/render.h"
 #include "trtllm_run/scenario.h"
@@ -515,8 +516,10 @@ Result<SlurmEnv> LoadSlurmEnv(const CaseRequest& request, const Placement& place
         executor + " needs the cluster's Slurm facts (slurm_env.json), and none were probed",
         "give --slurm-env FILE (a saved slurm_env.json, e.g. from an earlier work dir)");
   }
-  Result<std::string> text = ReadFile(*request.slurm_env_file);
+  Result<std::string> text =
+      ReadFileLimited(*request.slurm_env_file, kMaxRequestFileBytes, "slurm_env file");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput(
         "cannot read slurm_env file '" + *request.slurm_env_file + "': " + text.status().message(),
         "give the path of a slurm_env.json written by the Slurm probe");

@@ -8,6 +8,7 @@
 #include <climits>
 #include <map>
 
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/text.h"
 #include "yaml_util.h"
 
@@ -649,8 +650,9 @@ Status SetRequestField(CaseRequest* request, std::string_view name, std::string_
 }
 
 Status LoadRequestFile(const std::string& path, CaseRequest* request) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "request file");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput("--request: " + text.status().message(),
                                 "give a readable YAML or JSON file: a mapping of field names "
                                 "to values");
@@ -659,6 +661,9 @@ Status LoadRequestFile(const std::string& path, CaseRequest* request) {
 }
 
 Status LoadRequestText(const std::string& text, const std::string& path, CaseRequest* request) {
+  if (text.size() > kMaxRequestFileBytes) {
+    return TooLarge("request file", path, text.size(), kMaxRequestFileBytes);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -670,6 +675,7 @@ Status LoadRequestText(const std::string& text, const std::string& path, CaseReq
     return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
   }
   try {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, path));
     TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, root));
     return LoadRequestNode(path, root, request);
   } catch (const YAML::Exception& e) {

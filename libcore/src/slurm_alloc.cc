@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "json_util.h"
 #include "slurm_internal.h"
 #include "trtllm_run/log_follower.h"
 #include "trtllm_run/process.h"
@@ -107,8 +108,7 @@ std::string ToJson(const HeldAllocation& a) {
 
 std::optional<HeldAllocation> FromJson(const std::string& text, const std::string& path) {
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  if (!json::ParseObject(text, path, &doc).ok()) return std::nullopt;
   HeldAllocation a;
   auto str = [&](const char* key) -> std::string {
     auto it = doc.FindMember(key);

@@ -170,7 +170,7 @@ Status WriteRunState(const std::string& work_dir, RunState state) {
 Result<RunState> ReadRunState(const std::string& work_dir) {
   std::string path = RunStatePath(work_dir);
   if (!FileExists(path)) return Status::NotFound(path + " does not exist");
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxWorkDirFileBytes, "run state");
   if (!text.ok()) return text.status();
   rapidjson::Document doc;
   TRTLLM_RUN_RETURN_IF_ERROR(json::ParseObject(text.value(), path, &doc));
@@ -231,7 +231,7 @@ Result<WorkDirInfo> InspectWorkDir(const std::string& work_dir) {
 
   std::string result_path = Join(work_dir, "result.json");
   if (FileExists(result_path)) {
-    Result<std::string> text = ReadFile(result_path);
+    Result<std::string> text = ReadFileLimited(result_path, kMaxWorkDirFileBytes, "result");
     Result<RunResult> result =
         text.ok() ? ResultFromJson(text.value(), result_path) : Result<RunResult>(text.status());
     if (result.ok()) {

@@ -15,6 +15,7 @@
 #include "python_markers.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/render.h"
 #include "trtllm_run/text.h"
@@ -269,12 +270,14 @@ std::string YamlConfigs(const std::string& folder) {
 }
 
 Result<YAML::Node> LoadPerfConfig(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxCasesFileBytes, "perf config");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput(
         "cannot read perf config '" + path + "': " + text.status().message(),
         "give --perf-config-yaml FILE, a readable perf-sanity config");
   }
+  TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlLimits(text.value(), path));
   try {
     YAML::Node root = YAML::Load(text.value());
     if (!root.IsMap()) {
