@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "dir_util.h"
 #include "json_util.h"
 #include "trtllm_run/text.h"
 
@@ -298,9 +299,9 @@ Status WriteJobSpec(const JobSpec& spec) {
 
 Result<JobSpec> ReadJobSpec(const std::string& work_dir) {
   std::string path = JobSpecPath(work_dir);
-  Result<std::string> text = ReadFileLimited(path, kMaxWorkDirFileBytes, "job spec");
+  Result<std::string> text = ReadWorkDirFile(path);
   if (!text.ok()) {
-    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();
     return Status::IoError(text.status().message(),
                            "is " + work_dir +
                                " a trtllm-run work dir? job_spec.json is written "
