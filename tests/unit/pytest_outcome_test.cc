@@ -95,7 +95,7 @@ TEST_CASE("a run whose only test is skipped is SKIPPED with pytest's reason", "[
   }
 }
 
-TEST_CASE("-v and -rA name every test with its outcome", "[pytest_outcome]") {
+TEST_CASE("pytest -v and -rA output name every test with its outcome", "[pytest_outcome]") {
   for (const char* name : {"mixed_verbose.log", "mixed_rA.log"}) {
     INFO(name);
     Report report = ParseLog(Fixture(name));

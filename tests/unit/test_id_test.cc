@@ -25,7 +25,7 @@ TEST_CASE("bare test ids are told from commands", "[test_id]") {
   CHECK(TestCommandForId("make check") == "make check");
 }
 
-TEST_CASE("--test-cmd with a bare node id runs it with pytest", "[test_id]") {
+TEST_CASE("a bare node id as test_cmd runs it with pytest", "[test_id]") {
   const std::string id = "accuracy/test_llm_api_pytorch.py::TestLlama3_1_8BInstruct::test_bfloat16";
   CaseRequest request;
   request.test_cmd = id;
