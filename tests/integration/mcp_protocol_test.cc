@@ -227,7 +227,8 @@ TEST_CASE("mcp: an oversized message is refused without being held whole; the ne
 TEST_CASE("mcp: stdout holds only protocol messages; warnings and logs go to stderr", "[mcp]") {
   TempDir repo("trtllm_mcp_proto");
   // Broken plugins make the runtime warn; --verbose logs every message.
-  McpProcess server(repo.path(), {"--plugin-dir", std::string(TEST_PLUGIN_DIR) + "/mixed", "--verbose"});
+  McpProcess server(repo.path(),
+                    {"--plugin-dir", std::string(TEST_PLUGIN_DIR) + "/mixed", "--verbose"});
   server.Initialize();
   server.Request(1, "tools/list");
   rapidjson::Document run = server.Call(2, "run_case",
