@@ -39,8 +39,8 @@ done
 
 # The sanitizer stage (on unless TRTLLM_RUN_SANITIZERS=0): the whole suite again, built
 # with clang++ under AddressSanitizer (LeakSanitizer on) + UndefinedBehaviorSanitizer, plus
-# the libFuzzer targets in fuzz/, each fuzzed for TRTLLM_RUN_FUZZ_SECONDS (ctest label fuzz)
-# after its seed corpus and fuzz/regressions are replayed. Any report fails its test
+# the libFuzzer targets in fuzz/, each fuzzed for TRTLLM_RUN_FUZZ_SECONDS (default 30; ctest
+# label fuzz) after its seed corpus and fuzz/regressions are replayed. Any report fails its test
 # (halt_on_error; the build makes UBSan fatal). With it on, the plain build above runs the
 # tests that need no service and the instrumented build runs every test, so the slow
 # service tests run once; with it off, the plain build runs every test. ASAN_BUILD_DIR
@@ -60,7 +60,8 @@ if [[ $sanitizers != 0 ]]; then
   # -Wno-unknown-warning-option: clang ignores the GCC-only groups some pragmas name.
   cmake -S . -B "$asan_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_CXX_FLAGS=-Wno-unknown-warning-option -DTRTLLM_RUN_SANITIZE=address,undefined \
-    -DTRTLLM_RUN_BUILD_FUZZERS=ON -DTRTLLM_RUN_WERROR=ON >/dev/null
+    -DTRTLLM_RUN_BUILD_FUZZERS=ON -DTRTLLM_RUN_FUZZ_SECONDS="${TRTLLM_RUN_FUZZ_SECONDS:-30}" \
+    -DTRTLLM_RUN_WERROR=ON >/dev/null
   cmake --build "$asan_dir" -j"$(nproc)"
   echo "== every test under ASan + UBSan, and fuzzing ($asan_dir)"
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \

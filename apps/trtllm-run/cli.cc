@@ -57,7 +57,8 @@ Status CheckOutputFile(const std::string& path, const std::string& flag) {
   struct stat info {};
   if (::stat(path.c_str(), &info) == 0) {
     if (!S_ISREG(info.st_mode)) return bad("exists and is not a regular file");
-    if (::access(path.c_str(), W_OK) != 0) return bad(std::string("cannot be written: ") + std::strerror(errno));
+    if (::access(path.c_str(), W_OK) != 0)
+      return bad(std::string("cannot be written: ") + std::strerror(errno));
   }
   std::string parent = std::filesystem::path(path).parent_path().string();
   if (parent.empty()) parent = ".";

@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "trtllm_run/docker_cli.h"
+#include "trtllm_run/render_docker.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -73,16 +74,25 @@ Result<WorkDirInfo> Inspect(const std::string& work_dir) {
   return info;
 }
 
-std::uint64_t FileSize(const std::string& path) {
+// The size of the work dir's log, 0 when it cannot be opened as one (OpenWorkDirFile).
+std::uint64_t LogSize(const WorkDirInfo& info) {
+  if (info.log_file.empty()) return 0;
+  Result<int> fd = OpenWorkDirFile(info.work_dir, info.log_file);
+  if (!fd.ok()) return 0;
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  std::uint64_t size = ::fstat(fd.value(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  ::close(fd.value());
+  return size;
 }
 
-// The last non-empty line of the file's last 8 KiB.
-std::string LastLogLine(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::uint64_t size = FileSize(path);
+// The last non-empty line of the log's last 8 KiB.
+std::string LastLogLine(const WorkDirInfo& info) {
+  if (info.log_file.empty()) return "";
+  Result<int> opened = OpenWorkDirFile(info.work_dir, info.log_file);
+  if (!opened.ok()) return "";
+  int fd = opened.value();
+  struct stat st;
+  std::uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
   std::uint64_t start = size > 8192 ? size - 8192 : 0;
   std::string text(static_cast<std::size_t>(size - start), '\0');
   ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
@@ -95,18 +105,25 @@ std::string LastLogLine(const std::string& path) {
   return newline == std::string::npos ? text : text.substr(newline + 1);
 }
 
-// What the engine says about the run's container, when there is one.
-std::string ContainerState(const WorkDirInfo& info) {
-  std::string name = info.state ? info.state->container_name : "";
-  if (name.empty()) name = info.spec.container_name;
-  if (name.empty()) return "";
-  std::string host = info.state ? info.state->container_engine : "";
-  return DockerContainerState(name, host);
-}
-
 std::string ContainerName(const WorkDirInfo& info) {
   if (info.state && !info.state->container_name.empty()) return info.state->container_name;
   return info.spec.container_name;
+}
+
+// What the engine says about the run's container, when there is one. Only a name of this
+// run's form is asked about, and only on the engine the run was prepared for.
+std::string ContainerState(const WorkDirInfo& info) {
+  std::string name = ContainerName(info);
+  if (name.empty()) return "";
+  if (!IsDockerContainerNameFor(name, info.spec.model_name, info.spec.work_dir)) {
+    return "not asked: the name is not one this run created";
+  }
+  auto host = info.spec.extra.find("docker_host");
+  std::string engine = host == info.spec.extra.end() ? "" : host->second;
+  if (info.state && info.state->container_engine != engine) {
+    return "not asked: run_state.json names another engine than the run was prepared for";
+  }
+  return DockerContainerState(name, engine);
 }
 
 void Line(std::ostream& out, const std::string& label, const std::string& value) {
@@ -129,7 +146,7 @@ std::string StatusJson(const WorkDirInfo& info, const std::string& container_sta
   str("scenario", info.spec.scenario);
   str("log_file", info.log_file);
   w.Key("log_bytes");
-  w.Uint64(FileSize(info.log_file));
+  w.Uint64(LogSize(info));
   w.Key("supervisor_alive");
   w.Bool(info.supervisor_alive);
   w.Key("job_process_alive");
@@ -156,23 +173,28 @@ std::string StatusJson(const WorkDirInfo& info, const std::string& container_sta
   w.Key("problems");
   w.StartArray();
   for (const std::string& problem : info.problems) w.String(problem.c_str());
+  if (!info.log_refused.empty()) w.String(info.log_refused.c_str());
   w.EndArray();
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
 // Prints the new bytes of the log (switching files when run_state.json names another).
+// The log is opened as OpenWorkDirFile allows: a regular file inside the work dir.
 class LogPump {
  public:
-  explicit LogPump(std::ostream* out) : out_(out) {}
+  LogPump(std::ostream* out, std::string work_dir) : out_(out), work_dir_(std::move(work_dir)) {}
   void Pump(const std::string& path) {
     if (path != path_) {
       path_ = path;
       offset_ = 0;
     }
-    int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    std::uint64_t size = FileSize(path_);
+    if (path_.empty()) return;
+    Result<int> opened = OpenWorkDirFile(work_dir_, path_);
+    if (!opened.ok()) return;
+    int fd = opened.value();
+    struct stat st;
+    std::uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
     if (size < offset_) offset_ = 0;  // truncated: read it again
     char buffer[65536];
     while (true) {
@@ -187,6 +209,7 @@ class LogPump {
 
  private:
   std::ostream* out_;
+  std::string work_dir_;
   std::string path_;
   std::uint64_t offset_ = 0;
 };
@@ -196,7 +219,7 @@ int GraceOf(const WorkDirInfo& info, int fallback) {
   auto it = info.state->extra.find("kill_grace_seconds");
   if (it == info.state->extra.end()) return fallback;
   try {
-    return std::stoi(it->second);
+    return std::min(3600, std::max(0, std::stoi(it->second)));  // read from the work dir
   } catch (const std::exception&) {
     return fallback;
   }
@@ -258,8 +281,12 @@ int StatusMain(int argc, char** argv) {
   if (!state.job_id.empty()) Line(out, "job id", state.job_id);
   if (!state.started_at.empty()) Line(out, "started", state.started_at);
   if (!state.state.empty()) Line(out, "run state", state.state);
-  Line(out, "log file", info.log_file + " (" + std::to_string(FileSize(info.log_file)) + " bytes)");
-  std::string last = LastLogLine(info.log_file);
+  if (info.log_file.empty()) {
+    Line(out, "log file", info.log_refused);
+  } else {
+    Line(out, "log file", info.log_file + " (" + std::to_string(LogSize(info)) + " bytes)");
+  }
+  std::string last = LastLogLine(info);
   if (!last.empty()) Line(out, "last line", last);
   if (info.phase == WorkDirPhase::kAbandoned) {
     Line(out, "detail",
@@ -286,7 +313,7 @@ int AttachMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   Clock::time_point began = Clock::now();
-  LogPump pump(log_out);
+  LogPump pump(log_out, work_dir);
   while (true) {
     Result<WorkDirInfo> inspected = Inspect(work_dir);
     if (!inspected.ok()) return Fail("attach", inspected.status());
@@ -300,6 +327,13 @@ int AttachMain(int argc, char** argv) {
                 "prepared with `trtllm-run plan`? run it with `trtllm-run exec " + work_dir + "`"));
       }
     } else {
+      if (info.log_file.empty() && !info.log_refused.empty()) {
+        return Fail("attach",
+                    Status::InvalidInput(info.log_refused,
+                                         "attach follows only a regular file inside the work dir; "
+                                         "`trtllm-run status " +
+                                             work_dir + "` shows the rest"));
+      }
       pump.Pump(info.log_file);
       if (info.phase == WorkDirPhase::kFinished) {
         std::cerr << "\n" << FormatSummary(*info.result) << "\n";
@@ -359,6 +393,18 @@ int CancelMain(int argc, char** argv) {
                               "the job of " + work_dir + " is supervised on host " +
                                   info.state->host + ", not on " + HostName(),
                               "run `trtllm-run cancel " + work_dir + "` on " + info.state->host));
+  }
+
+  // Everything below acts on processes, containers or jobs the work dir names: only on
+  // this directory's own run, and only on what is proven to be that run's.
+  Status located = CheckWorkDirLocation(info.spec, work_dir);
+  if (!located.ok()) return Fail("cancel", located);
+  if (!info.supervisor_unproven.empty()) {
+    return Fail("cancel", Status::InvalidInput(
+                              "refusing to signal the supervisor recorded in " + work_dir + ": " +
+                                  info.supervisor_unproven,
+                              "trtllm-run signals only processes proven to be the run of this "
+                              "work dir; if the process is yours, stop it yourself"));
   }
 
   // 1. Ask the supervising trtllm-run to stop the job: it cancels as on Ctrl-C and

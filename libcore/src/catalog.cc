@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/text.h"
 #include "yaml_util.h"
 
@@ -303,12 +304,16 @@ std::vector<std::string> ClusterCatalog::Names() const {
 }
 
 Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::string& origin) {
+  if (text.size() > kMaxRequestFileBytes) {
+    return TooLarge("cluster catalog", origin, text.size(), kMaxRequestFileBytes);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Status::InvalidInput(YamlWhere(origin, e.mark) + ": not valid YAML: " + e.msg);
   }
+  TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, origin));
   const std::string layout =
       "clusters.yaml is a mapping with 'clusters:' (a list of cluster mappings) and an "
       "optional 'defaults:' mapping; see examples/clusters.yaml";
@@ -382,8 +387,9 @@ Result<ClusterCatalog> LoadClusterCatalog(const std::string& path) {
     return Status::NotFound("cluster catalog '" + path + "' does not exist",
                             "give an existing clusters.yaml (see examples/clusters.yaml)");
   }
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "cluster catalog");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput("cluster catalog: " + text.status().message(),
                                 "give a readable clusters.yaml (see examples/clusters.yaml)");
   }

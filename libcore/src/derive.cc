@@ -48,6 +48,22 @@ Result<std::string> DeriveModelName(const CaseRequest& request, std::string_view
 
 Status ApplyDeviceCounts(const CaseRequest& request, int required_devices, JobPlan* plan) {
   plan->required_devices = required_devices;
+  if (required_devices == 0) {
+    if (request.total_required_devices || request.required_devices_per_node) {
+      return Status::InvalidInput(
+          "required_devices 0 (CPU only) contradicts " +
+              std::string(request.total_required_devices ? "total_required_devices "
+                                                         : "required_devices_per_node ") +
+              std::to_string(request.total_required_devices ? *request.total_required_devices
+                                                            : *request.required_devices_per_node),
+          "leave --total-required-devices and --required-devices-per-node out for CPU-only "
+          "work, or give --required-devices N");
+    }
+    plan->total_required_devices = 0;
+    plan->required_devices_per_node = 0;
+    plan->node_count = request.node_count.value_or(1);
+    return Status::Ok();
+  }
   plan->total_required_devices = request.total_required_devices.value_or(required_devices);
   plan->required_devices_per_node = request.required_devices_per_node.value_or(required_devices);
   if (plan->required_devices_per_node > plan->total_required_devices) {

@@ -17,6 +17,12 @@ std::string LocalTimestamp();
 // created. `what` names it in errors ("work dir", "run dir").
 Result<std::string> CreateUniqueDir(const std::string& planned, const std::string& what);
 
+// The contents of a file a work dir holds (job_spec.json, run_state.json, result.json,
+// slurm_job_id): opened O_NONBLOCK | O_NOFOLLOW, so a FIFO, a device or a symlink placed
+// there is refused (kInvalidInput naming the path) instead of blocking the reader or
+// being followed out of the work dir. kIoError when it cannot be read.
+Result<std::string> ReadWorkDirFile(const std::string& path);
+
 }  // namespace trtllm_run
 
 #endif  // TRTLLM_RUN_DIR_UTIL_H_

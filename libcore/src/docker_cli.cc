@@ -105,8 +105,9 @@ bool DockerNoSuchObject(const std::string& output) {
 }
 
 std::string DockerContainerState(const std::string& name, const std::string& docker_host) {
-  DockerCliResult inspect = RunDockerCli(
-      {"inspect", "--type", "container", "--format", "{{.State.Status}}", name}, docker_host, 15);
+  DockerCliResult inspect =
+      RunDockerCli({"inspect", "--type", "container", "--format", "{{.State.Status}}", "--", name},
+                   docker_host, 15);
   if (inspect.ok()) return inspect.LastLine();
   if (DockerNoSuchObject(inspect.output)) return "absent";
   if (!inspect.started) return "unknown: docker could not be run: " + inspect.output;

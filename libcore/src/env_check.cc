@@ -168,8 +168,7 @@ EnvFacts EnvFactsFromProbe(const ProbeOutput& output, const ClusterCatalog* cata
     facts.docker_available = true;
     std::vector<std::string> runtimes;
     rapidjson::Document doc;
-    doc.Parse(docker->out.c_str(), docker->out.size());
-    if (!doc.HasParseError() && doc.IsObject()) {
+    if (json::ParseObject(docker->out, "docker info", &doc).ok()) {
       for (auto it = doc.MemberBegin(); it != doc.MemberEnd(); ++it) {
         runtimes.emplace_back(it->name.GetString(), it->name.GetStringLength());
       }

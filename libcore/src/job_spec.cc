@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "dir_util.h"
 #include "json_util.h"
 #include "trtllm_run/text.h"
 
@@ -144,8 +145,7 @@ std::string JobSpecToJson(const JobSpec& spec) {
     w.Null();
   } else {
     rapidjson::Document env;
-    env.Parse(spec.slurm_env_json.c_str(), spec.slurm_env_json.size());
-    if (env.HasParseError()) {
+    if (!json::ParseDocument(spec.slurm_env_json, "slurm_env_json", &env).ok()) {
       w.Null();  // WriteJobSpec refuses this case before it gets here
     } else {
       env.Accept(w);
@@ -283,8 +283,7 @@ Status WriteJobSpec(const JobSpec& spec) {
     return Status::InvalidInput("cannot write job_spec.json: work_dir is empty");
   if (!spec.slurm_env_json.empty()) {
     rapidjson::Document env;
-    env.Parse(spec.slurm_env_json.c_str(), spec.slurm_env_json.size());
-    if (env.HasParseError() || !env.IsObject()) {
+    if (!json::ParseObject(spec.slurm_env_json, "slurm_env_json", &env).ok()) {
       return Status::Internal("cannot write job_spec.json: slurm_env_json is not a JSON object");
     }
   }
@@ -300,8 +299,9 @@ Status WriteJobSpec(const JobSpec& spec) {
 
 Result<JobSpec> ReadJobSpec(const std::string& work_dir) {
   std::string path = JobSpecPath(work_dir);
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadWorkDirFile(path);
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();
     return Status::IoError(text.status().message(),
                            "is " + work_dir +
                                " a trtllm-run work dir? job_spec.json is written "

@@ -31,6 +31,30 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return 0;
 }
 
+// The offset of the first '[' or '{' (outside strings) that opens a level deeper than
+// `max_depth`, or npos. Exact for valid JSON; for invalid JSON the parser's error stands.
+size_t TooDeepAt(const std::string& text, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 std::string ValidUtf8(std::string_view text) {
@@ -66,13 +90,28 @@ void WriteStringArray(Writer* writer, const std::vector<std::string>& values) {
   writer->EndArray();
 }
 
-Status ParseObject(const std::string& text, const std::string& origin, rapidjson::Document* doc) {
-  doc->Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
+Status ParseDocument(const std::string& text, const std::string& origin, rapidjson::Document* doc) {
+  const size_t deep = TooDeepAt(text, kMaxNestingDepth);
+  if (deep != std::string::npos) {
+    doc->SetNull();
+    return Status::InvalidInput(origin + ": arrays and objects nest deeper than " +
+                                    std::to_string(kMaxNestingDepth) + " levels at byte " +
+                                    std::to_string(deep) + "; refused before parsing",
+                                "no input of trtllm-run needs that (the input limits are in "
+                                "the README)");
+  }
+  doc->Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(text.data(),
+                                                                                  text.size());
   if (doc->HasParseError()) {
     return Status::InvalidInput(origin + ": not valid JSON at byte " +
                                 std::to_string(doc->GetErrorOffset()) + ": " +
                                 rapidjson::GetParseError_En(doc->GetParseError()));
   }
+  return Status::Ok();
+}
+
+Status ParseObject(const std::string& text, const std::string& origin, rapidjson::Document* doc) {
+  TRTLLM_RUN_RETURN_IF_ERROR(ParseDocument(text, origin, doc));
   if (!doc->IsObject()) {
     return Status::InvalidInput(origin + ": expected a JSON object at the top level, got " +
                                 TypeName(*doc));

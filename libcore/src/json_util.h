@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -29,7 +30,13 @@ void WriteString(Writer* writer, std::string_view value);
 void WriteKey(Writer* writer, std::string_view key);
 void WriteStringArray(Writer* writer, const std::vector<std::string>& values);
 
-// Parses `text` into `doc` and checks that the top level is an object. Errors name
+// Parses `text` into `doc` with RapidJSON's iterative (non-recursive) parser, after
+// checking that arrays and objects nest at most kMaxNestingDepth deep (so that recursive
+// readers and writers of `doc` are bounded too). Errors are kInvalidInput naming `origin`
+// and the byte offset: for syntax errors RapidJSON's reason, else the depth limit.
+Status ParseDocument(const std::string& text, const std::string& origin, rapidjson::Document* doc);
+
+// Parses `text` into `doc` as ParseDocument and checks that the top level is an object. Errors name
 // `origin` and, for syntax errors, the byte offset and RapidJSON's reason.
 Status ParseObject(const std::string& text, const std::string& origin, rapidjson::Document* doc);
 

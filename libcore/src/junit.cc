@@ -92,7 +92,8 @@ std::pair<std::string, std::string> SplitNodeId(const std::string& node_id) {
   std::string name = node_id.substr(start);
   if (parts.empty()) return {"", name};
   std::string module = parts[0];
-  if (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0) module.resize(module.size() - 3);
+  if (module.size() > 3 && module.compare(module.size() - 3, 3, ".py") == 0)
+    module.resize(module.size() - 3);
   for (char& c : module) {
     if (c == '/') c = '.';
   }
@@ -107,12 +108,14 @@ std::string TestCaseElements(const std::vector<TestCaseOutcome>& tests) {
     auto [classname, name] = SplitNodeId(test.name);
     xml += "    <testcase" + Attribute("classname", classname) + Attribute("name", name) + ">\n";
     if (test.outcome == "failed") {
-      xml += "      <failure" + Attribute("type", "failed") + Attribute("message", test.message) + "/>\n";
-    } else if (test.outcome == "error") {
-      xml += "      <error" + Attribute("type", "error") + Attribute("message", test.message) + "/>\n";
-    } else if (test.outcome == "skipped" || test.outcome == "xfailed") {
-      xml += "      <skipped" + Attribute("type", test.outcome) + Attribute("message", test.message) +
+      xml += "      <failure" + Attribute("type", "failed") + Attribute("message", test.message) +
              "/>\n";
+    } else if (test.outcome == "error") {
+      xml +=
+          "      <error" + Attribute("type", "error") + Attribute("message", test.message) + "/>\n";
+    } else if (test.outcome == "skipped" || test.outcome == "xfailed") {
+      xml += "      <skipped" + Attribute("type", test.outcome) +
+             Attribute("message", test.message) + "/>\n";
     }
     xml += "    </testcase>\n";
   }

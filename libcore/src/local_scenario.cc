@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 
 #include <optional>
+#include <string>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/read.hpp>
@@ -12,9 +14,11 @@
 #include <boost/asio/writable_pipe.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/process/v2/environment.hpp>
+#include <boost/process/v2/posix/default_launcher.hpp>
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include "trtllm_run/process.h"
 #include "trtllm_run/scenario.h"
 
 namespace trtllm_run {
@@ -46,9 +50,17 @@ class LocalScenario : public Scenario {
     asio::writable_pipe in(context);
     asio::readable_pipe out(context);
     asio::readable_pipe err(context);
+    // The inherited environment without trtllm-run's secrets: sbatch exports its own
+    // environment into the job by default, and docker or srun pass theirs on too.
+    std::vector<std::string> env = ChildEnvironment({});
+    std::vector<const char*> envp;
+    for (const std::string& entry : env) envp.push_back(entry.c_str());
+    envp.push_back(nullptr);
+    bp2::posix::default_launcher launcher;
+    launcher.env = envp.data();
     std::optional<bp2::process> process;
     try {
-      process.emplace(context, executable, args, bp2::process_stdio{in, out, err});
+      process.emplace(launcher(context, executable, args, bp2::process_stdio{in, out, err}));
     } catch (const boost::system::system_error& e) {
       return Status::ExecutionError("cannot start '" + argv[0] + "': " + e.what());
     }

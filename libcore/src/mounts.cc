@@ -75,10 +75,10 @@ Result<MountResolution> ResolveMounts(const MountInputs& in) {
     for (const std::string& entry : *in.cluster_mounts) {
       if (entry.find(',') != std::string::npos ||
           entry.find_first_of("\r\n") != std::string::npos) {
-        return Status::InvalidInput("slurm_env mount entry '" + EscapeControl(entry) +
-                                        "' holds ',' or a line break",
-                                    "each mounts entry of slurm_env.json / clusters.yaml is one "
-                                    "SRC:DST[:FLAGS]");
+        return Status::InvalidInput(
+            "slurm_env mount entry '" + EscapeControl(entry) + "' holds ',' or a line break",
+            "each mounts entry of slurm_env.json / clusters.yaml is one "
+            "SRC:DST[:FLAGS]");
       }
     }
   }

@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -17,15 +18,17 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
-#include <regex>
+#include <optional>
 #include <sstream>
 #include <streambuf>
+#include <string_view>
 #include <thread>
 
 #include "dir_util.h"
 #include "json_util.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/executor.h"
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/text.h"
@@ -129,16 +132,10 @@ CaseRequest Layer(const CaseRequest& defaults, const CaseRequest& shared, const 
   return request;
 }
 
-Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std::string& origin,
+// The cases of a YAML/JSON document that is a list or a mapping.
+Result<std::vector<CaseEntry>> ParseYamlCases(YAML::Node root, const std::string& origin,
                                               const CaseRequest& shared) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    std::string where = origin;
-    if (!e.mark.is_null()) where += ":" + std::to_string(e.mark.line + 1);
-    return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
-  }
+  TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, origin));
   try {
     CaseRequest defaults;
     YAML::Node list = root;
@@ -146,10 +143,10 @@ Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std
       for (const auto& entry : root) {
         const std::string key = entry.first.IsScalar() ? entry.first.Scalar() : "";
         if (key != "defaults" && key != "cases") {
-          return Status::InvalidInput(
-              YamlWhere(origin, entry.first.Mark()) + ": unknown key '" + key + "' in a cases file",
-              "a cases file is a list of cases, or a mapping with "
-              "`defaults:` (optional) and `cases:`");
+          return Status::InvalidInput(YamlWhere(origin, entry.first.Mark()) + ": unknown key '" +
+                                          EscapeControl(key) + "' in a cases file",
+                                      "a cases file is a list of cases, or a mapping with "
+                                      "`defaults:` (optional) and `cases:`");
         }
       }
       if (root["defaults"]) {
@@ -192,18 +189,114 @@ Result<std::vector<CaseEntry>> ParseYamlCases(const std::string& text, const std
   }
 }
 
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+// The characters a YAML or JSON document's lines may start with to open a list, a
+// mapping, a quoted string, an alias, a tag, a block scalar or a directive; never the
+// first character of a test id, a perf-sanity id or a command.
+bool IsYamlIndicator(char c) {
+  return std::string_view("-?:,[]{}&*!|>'\"%@`").find(c) != std::string_view::npos;
+}
+
+// Characters of a program name or path: the first word of a command line, or a lone
+// pytest argument such as a test directory.
+bool IsProgramWord(std::string_view word) {
+  if (word.empty() || word[0] == '-') return false;
+  for (char c : word) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '/' &&
+        c != '+' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Splits "<id> TIMEOUT (<digits>)" (spaces allowed around the parentheses and the
+// digits) into `id` and `digits`; false, leaving both untouched, when `line` (trimmed)
+// does not end so. A scan from the end: lines may be any length.
+bool SplitTimeoutSuffix(const std::string& line, std::string* id, std::string* digits) {
+  std::size_t k = line.size();  // one past what is left to read, moving left
+  auto skip_spaces = [&] {
+    while (k > 0 && IsSpace(line[k - 1])) --k;
+  };
+  skip_spaces();
+  if (k == 0 || line[k - 1] != ')') return false;
+  --k;
+  skip_spaces();
+  const std::size_t digits_end = k;
+  while (k > 0 && line[k - 1] >= '0' && line[k - 1] <= '9') --k;
+  if (k == digits_end) return false;
+  const std::size_t digits_begin = k;
+  skip_spaces();
+  if (k == 0 || line[k - 1] != '(') return false;
+  --k;
+  skip_spaces();
+  static const std::string_view kWord = "TIMEOUT";
+  if (k < kWord.size() || line.compare(k - kWord.size(), kWord.size(), kWord) != 0) return false;
+  k -= kWord.size();
+  const std::size_t word_begin = k;
+  skip_spaces();
+  if (k == word_begin || k == 0) return false;  // a space before TIMEOUT, an id before that
+  *digits = line.substr(digits_begin, digits_end - digits_begin);
+  *id = line.substr(0, k);
+  return true;
+}
+
+// The start of `line` for a message: control bytes escaped, at most 60 characters.
+std::string Excerpt(const std::string& line) {
+  return "'" + EscapeControl(line.size() > 60 ? line.substr(0, 57) + "..." : line) + "'";
+}
+
+// Why `id` (one line of a plain list, trimmed, without comment and TIMEOUT suffix) is not
+// a test id, a perf-sanity id or a test command; "" when it is one.
+std::string PlainLineProblem(const std::string& id) {
+  if (IsYamlIndicator(id[0])) {
+    return Excerpt(id) + " starts with '" + EscapeControl(id.substr(0, 1)) +
+           "', which starts YAML or JSON, not a test id or a command";
+  }
+  if (IsBareTestId(id)) return "";
+  std::size_t space = 0;
+  while (space < id.size() && !IsSpace(id[space])) ++space;
+  const std::string first = id.substr(0, space);
+  if (IsProgramWord(first)) return "";
+  if (space == id.size()) {
+    return Excerpt(id) +
+           " is not a test id (file.py::test[params]), a perf-sanity id (test_e2e[...]) "
+           "or a path";
+  }
+  return Excerpt(id) + " is not a test command: its first word " + Excerpt(first) +
+         " is not a program such as pytest, python3 or bash, nor a path to one";
+}
+
+// The cases of a plain list: one test id, perf-sanity id or test command per line.
+// `yaml_error` is why the text is not YAML, when it is not.
 Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const std::string& origin,
-                                               const CaseRequest& shared) {
-  static const std::regex kTimeout(R"(^(.*\S)\s+TIMEOUT\s*\(\s*([0-9]+)\s*\)\s*$)");
+                                               const CaseRequest& shared,
+                                               const std::optional<std::string>& yaml_error) {
+  const std::string kForms =
+      "a cases file is a YAML/JSON list of cases, a mapping with `cases:`, or a plain list "
+      "with one pytest node id, perf-sanity id (test_e2e[...]) or test command per line";
   std::vector<CaseEntry> cases;
   std::vector<std::string> problems;
   std::istringstream lines(text);
   std::string line;
   int number = 0;
+  bool first = true;
   while (std::getline(lines, line)) {
     ++number;
     std::string id = Trim(line);
-    if (id.empty() || id[0] == '#') continue;
+    if (id.empty() || id[0] == '#' || id == "---") continue;
+    if (first && yaml_error) {
+      // A file that starts as YAML does (a list item, a flow collection, a quoted or a
+      // plain `key:`) was meant as YAML: say why it is not.
+      const std::string word = id.substr(0, id.find_first_of(" \t"));
+      if (IsYamlIndicator(id[0]) || word.back() == ':') {
+        return Status::InvalidInput(*yaml_error, kForms);
+      }
+    }
+    first = false;
     std::size_t comment = id.find(" #");
     if (comment != std::string::npos) id = Trim(id.substr(0, comment));
     CaseEntry entry;
@@ -211,11 +304,14 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
     entry.origin =
         origin + ":" + std::to_string(number) + " (case " + std::to_string(entry.index) + ")";
     CaseRequest own;
-    std::smatch match;
-    if (std::regex_match(id, match, kTimeout)) {
-      // match refers into id: take both groups before id changes.
-      own.monitor_timeout = match[2].str() + "m";
-      id = match[1].str();
+    std::string without_timeout, minutes;
+    if (SplitTimeoutSuffix(id, &without_timeout, &minutes)) {
+      own.monitor_timeout = minutes + "m";
+      id = without_timeout;
+    }
+    if (std::string problem = PlainLineProblem(id); !problem.empty()) {
+      problems.push_back(entry.origin + ": " + problem);
+      continue;
     }
     entry.name = id;
     own.test_cmd = TestCommandForId(id);
@@ -231,22 +327,13 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
     return Status::InvalidInput(origin + ": no cases (only comments and blank lines)",
                                 "give one pytest node id or perf-sanity id per line");
   }
-  if (!problems.empty()) return AllProblems(origin, problems, cases.size() + problems.size());
-  return cases;
-}
-
-// YAML/JSON when the first meaningful line starts a list, a flow collection or a key.
-bool LooksLikeYaml(const std::string& text) {
-  static const std::regex kKey(R"(^[A-Za-z_][A-Za-z0-9_-]*:(\s.*)?$)");
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::string trimmed = Trim(line);
-    if (trimmed.empty() || trimmed[0] == '#' || trimmed == "---") continue;
-    return trimmed[0] == '-' || trimmed[0] == '[' || trimmed[0] == '{' ||
-           std::regex_match(trimmed, kKey);
+  if (!problems.empty()) {
+    Status all = AllProblems(origin, problems, cases.size() + problems.size());
+    if (!yaml_error) return all;
+    return Status::InvalidInput(all.message() + "\n  (read as a plain list: " + *yaml_error + ")",
+                                all.hint());
   }
-  return false;
+  return cases;
 }
 
 // ---- Progress lines from many threads ----
@@ -337,13 +424,30 @@ RunResult NotRunResult(const PlannedCase& planned, RunStatus status, const std::
 
 Result<std::vector<CaseEntry>> ParseCasesText(const std::string& text, const std::string& origin,
                                               const CaseRequest& shared) {
-  if (LooksLikeYaml(text)) return ParseYamlCases(text, origin, shared);
-  return ParsePlainCases(text, origin, shared);
+  if (text.size() > kMaxCasesFileBytes) {
+    return TooLarge("cases file", origin, text.size(), kMaxCasesFileBytes);
+  }
+  // The format is what the text parses as, never a guess from its first line: a document
+  // that is a YAML/JSON list or mapping is read as one; anything else (a scalar, nothing,
+  // or not YAML at all) is a plain list whose every line must be a test id or command.
+  const std::string body = text.compare(0, 3, "\xEF\xBB\xBF") == 0 ? text.substr(3) : text;
+  YAML::Node root;
+  std::optional<std::string> yaml_error;
+  try {
+    root = YAML::Load(body);
+  } catch (const YAML::Exception& e) {
+    yaml_error = YamlWhere(origin, e.mark) + ": not valid YAML or JSON: " + e.msg;
+  }
+  if (!yaml_error && (root.IsSequence() || root.IsMap())) {
+    return ParseYamlCases(root, origin, shared);
+  }
+  return ParsePlainCases(body, origin, shared, yaml_error);
 }
 
 Result<std::vector<CaseEntry>> LoadCasesFile(const std::string& path, const CaseRequest& shared) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxCasesFileBytes, "cases file");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput("--cases: " + text.status().message(),
                                 "give a YAML/JSON list of cases or a list of test ids");
   }
@@ -535,10 +639,9 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
 }
 
 int ExitCodeForCases(const MultiRunResult& result) {
-  static const RunStatus kBySeverity[] = {RunStatus::kError,        RunStatus::kOutOfMemory,
-                                          RunStatus::kHangDetected, RunStatus::kTimeout,
-                                          RunStatus::kFailed,       RunStatus::kCancelled,
-                                          RunStatus::kSkipped};
+  static const RunStatus kBySeverity[] = {
+      RunStatus::kError,  RunStatus::kOutOfMemory, RunStatus::kHangDetected, RunStatus::kTimeout,
+      RunStatus::kFailed, RunStatus::kCancelled,   RunStatus::kSkipped};
   bool interrupted = false;
   for (const CaseOutcome& outcome : result.cases) {
     interrupted = interrupted || outcome.result.user_interrupt;
@@ -654,8 +757,8 @@ std::string CasesToJUnit(const MultiRunResult& result) {
   int failures = 0, skipped = 0;
   for (const CaseOutcome& outcome : result.cases) {
     skipped += outcome.result.status == RunStatus::kSkipped;
-    failures += outcome.result.status != RunStatus::kPassed &&
-                outcome.result.status != RunStatus::kSkipped;
+    failures +=
+        outcome.result.status != RunStatus::kPassed && outcome.result.status != RunStatus::kSkipped;
   }
   char total_time[64];
   std::snprintf(total_time, sizeof total_time, "%.3f", std::max(0.0, result.duration_seconds));
@@ -668,8 +771,8 @@ std::string CasesToJUnit(const MultiRunResult& result) {
          attr("errors", "0") + attr("time", total_time) + ">\n";
   xml += "  <testsuite" + attr("name", "trtllm-run") + attr("tests", tests) +
          attr("failures", std::to_string(failures)) + attr("errors", "0") +
-         attr("skipped", std::to_string(skipped)) +
-         attr("time", total_time) + attr("timestamp", result.started_at) + ">\n";
+         attr("skipped", std::to_string(skipped)) + attr("time", total_time) +
+         attr("timestamp", result.started_at) + ">\n";
   xml += "    <properties>\n      <property" + attr("name", "run_dir") +
          attr("value", result.run_dir) + "/>\n    </properties>\n";
   for (const CaseOutcome& outcome : result.cases) {

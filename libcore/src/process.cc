@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,6 +15,9 @@
 #include <boost/process/v2.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
 #include <thread>
 #include <utility>
 
@@ -93,28 +97,6 @@ std::string ResolveProgram(const std::string& argv0, const std::string& path_var
   return "";
 }
 
-// The inherited environment with `overrides` applied, as NAME=VALUE strings. For a name
-// given twice in `overrides` the later value wins, as with repeated `export`.
-std::vector<std::string> BuildEnvironment(const std::vector<EnvVar>& overrides) {
-  auto overridden_later = [&overrides](const std::string& name, std::size_t after) {
-    for (std::size_t i = after; i < overrides.size(); ++i) {
-      if (overrides[i].name == name) return true;
-    }
-    return false;
-  };
-  std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    std::string entry(*e);
-    if (!overridden_later(entry.substr(0, entry.find('=')), 0)) env.push_back(std::move(entry));
-  }
-  for (std::size_t i = 0; i < overrides.size(); ++i) {
-    if (!overridden_later(overrides[i].name, i + 1)) {
-      env.push_back(overrides[i].name + "=" + overrides[i].value);
-    }
-  }
-  return env;
-}
-
 std::string LookupEnv(const std::vector<std::string>& env, const std::string& name) {
   for (const std::string& entry : env) {
     if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
@@ -135,8 +117,15 @@ ProcessExit DecodeWaitStatus(int status) {
   return exit;
 }
 
-// Reads /proc/<pid>/stat: the process group and whether it is a zombie (or dead).
-bool ReadProcStat(int pid, int* pgrp, bool* zombie) {
+// What /proc/<pid>/stat tells about a process.
+struct ProcStat {
+  int ppid = 0;
+  int pgrp = 0;
+  bool zombie = false;                // or dead
+  unsigned long long start_time = 0;  // field 22, clock ticks since boot
+};
+
+bool ReadProcStat(int pid, ProcStat* stat) {
   char path[64];
   ::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
   int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -146,16 +135,51 @@ bool ReadProcStat(int pid, int* pgrp, bool* zombie) {
   ::close(fd);
   if (n <= 0) return false;
   buf[n] = '\0';
-  // "pid (comm) state ppid pgrp ...": comm may contain spaces and ')', so parse after
-  // the last ')'.
+  // "pid (comm) state ppid pgrp ... starttime(22) ...": comm may contain spaces and ')',
+  // so parse after the last ')'.
   const char* close = ::strrchr(buf, ')');
   if (close == nullptr) return false;
   char state = 0;
-  int ppid = 0;
-  if (::sscanf(close + 1, " %c %d %d", &state, &ppid, pgrp) != 3) return false;
-  *zombie = state == 'Z' || state == 'X' || state == 'x';
+  if (::sscanf(close + 1, " %c %d %d", &state, &stat->ppid, &stat->pgrp) != 3) return false;
+  stat->zombie = state == 'Z' || state == 'X' || state == 'x';
+  const char* p = close + 2;
+  for (int field = 3; field < 22 && p != nullptr; ++field) {
+    p = ::strchr(p, ' ');
+    if (p != nullptr) ++p;
+  }
+  stat->start_time = p != nullptr ? ::strtoull(p, nullptr, 10) : 0;
   return true;
 }
+
+bool ReadProcStat(int pid, int* pgrp, bool* zombie) {
+  ProcStat stat;
+  if (!ReadProcStat(pid, &stat)) return false;
+  *pgrp = stat.pgrp;
+  *zombie = stat.zombie;
+  return true;
+}
+
+// Every process of /proc with its stat, by pid.
+std::map<int, ProcStat> AllProcesses() {
+  std::map<int, ProcStat> all;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return all;
+  while (struct dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = ::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid <= 0) continue;
+    ProcStat stat;
+    if (ReadProcStat(static_cast<int>(pid), &stat)) all[static_cast<int>(pid)] = stat;
+  }
+  ::closedir(dir);
+  return all;
+}
+
+const char* const kSecretVariables[] = {
+    "TRTLLM_RUN_SLURM_PASSWORD",
+    "TRTLLM_RUN_SLURM_PASSWORD_FILE",
+    "TRTLLM_RUN_SSH_ASKPASS_SECRET",
+};
 
 }  // namespace
 
@@ -228,6 +252,125 @@ std::vector<int> ProcessGroupMembers(int pgid) {
   return members;
 }
 
+bool IsTrtllmRunSecret(const std::string& name) {
+  for (const char* secret : kSecretVariables) {
+    if (name == secret) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> ChildEnvironment(const std::vector<EnvVar>& overrides) {
+  auto overridden_later = [&overrides](const std::string& name, std::size_t after) {
+    for (std::size_t i = after; i < overrides.size(); ++i) {
+      if (overrides[i].name == name) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (IsTrtllmRunSecret(name) || overridden_later(name, 0)) continue;
+    env.push_back(std::move(entry));
+  }
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    if (!overridden_later(overrides[i].name, i + 1)) {
+      env.push_back(overrides[i].name + "=" + overrides[i].value);
+    }
+  }
+  return env;
+}
+
+bool ProcessEnvironmentHas(int pid, const std::string& name_value) {
+  if (pid <= 0 || name_value.empty()) return false;
+  char path[64];
+  ::snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // Entries are NUL-terminated; a match is a whole entry.
+  std::string environment;
+  char buffer[16384];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+    environment.append(buffer, static_cast<std::size_t>(n));
+    if (environment.size() > (16u << 20)) break;  // no real environment is this large
+  }
+  ::close(fd);
+  std::string needle = name_value;
+  needle.push_back('\0');
+  if (environment.compare(0, needle.size(), needle) == 0) return true;
+  return environment.find('\0' + needle) != std::string::npos;
+}
+
+std::vector<int> ProcessesWithEnvironment(const std::string& name_value) {
+  std::vector<int> pids;
+  for (const auto& [pid, stat] : AllProcesses()) {
+    if (!stat.zombie && ProcessEnvironmentHas(pid, name_value)) pids.push_back(pid);
+  }
+  return pids;
+}
+
+bool BecomeChildSubreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
+
+JobProcessTracker::JobProcessTracker(int leader, int pgid, std::string marker)
+    : leader_(leader), pgid_(pgid), marker_(std::move(marker)) {}
+
+std::vector<int> JobProcessTracker::Scan() {
+  const int self = static_cast<int>(::getpid());
+  std::map<int, ProcStat> all = AllProcesses();
+  // 1 ours, 0 not ours, -1 not decided yet; decided along each parent chain.
+  std::map<int, int> ours;
+  auto seen_before = [&](int pid, unsigned long long start) {
+    for (const auto& [p, s] : seen_) {
+      if (p == pid && s == start) return true;
+    }
+    return false;
+  };
+  auto tagged = [&](int pid, const ProcStat& stat) {
+    return (pgid_ > 1 && stat.pgrp == pgid_) || seen_before(pid, stat.start_time) ||
+           (!marker_.empty() && ProcessEnvironmentHas(pid, marker_));
+  };
+  std::function<int(int, int)> decide = [&](int pid, int depth) -> int {
+    if (pid == self) return 0;  // reached this process: not tagged on the way
+    auto known = ours.find(pid);
+    if (known != ours.end()) return known->second;
+    auto it = all.find(pid);
+    if (it == all.end() || pid <= 1 || depth > 4096) return ours[pid] = -2;  // not below us
+    int parent = it->second.ppid;
+    if (parent == self) return ours[pid] = tagged(pid, it->second) ? 1 : 0;
+    int above = decide(parent, depth + 1);
+    if (above == -2) return ours[pid] = -2;
+    return ours[pid] = (above == 1 || tagged(pid, it->second)) ? 1 : 0;
+  };
+  std::vector<int> live;
+  for (const auto& [pid, stat] : all) {
+    if (pid == self || pid == leader_ || stat.zombie) continue;
+    if (decide(pid, 0) != 1) continue;
+    live.push_back(pid);
+    if (!seen_before(pid, stat.start_time)) seen_.push_back({pid, stat.start_time});
+  }
+  return live;
+}
+
+std::size_t JobProcessTracker::Signal(int sig) {
+  std::size_t signalled = 0;
+  for (int pid : Scan()) {
+    if (::kill(pid, sig) == 0) ++signalled;
+  }
+  return signalled;
+}
+
+void JobProcessTracker::Reap() {
+  const int self = static_cast<int>(::getpid());
+  for (const auto& [pid, stat] : AllProcesses()) {
+    if (!stat.zombie || stat.ppid != self || pid == leader_) continue;
+    bool job_process = pgid_ > 1 && stat.pgrp == pgid_;
+    for (const auto& [p, s] : seen_)
+      job_process = job_process || (p == pid && s == stat.start_time);
+    if (job_process) ::waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
 // Boost.Process v2 owns the child handle (spawn, reap). The io_context is required by
 // its API; nothing runs on it.
 struct ChildProcess::Impl {
@@ -239,7 +382,7 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const ProcessOptions& 
   if (options.argv.empty()) {
     return Status::InvalidInput("cannot start a process: the argument list is empty");
   }
-  std::vector<std::string> env = BuildEnvironment(options.env);
+  std::vector<std::string> env = ChildEnvironment(options.env);
   std::string program = ResolveProgram(options.argv[0], LookupEnv(env, "PATH"));
   std::string where = options.working_dir.empty() ? "" : " in " + options.working_dir;
   if (program.empty()) {

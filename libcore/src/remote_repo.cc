@@ -56,20 +56,23 @@ bool AuthenticationFailed(const Status& status) {
 }
 
 // Reads a password from the controlling terminal with echo off; nullopt without one.
+// Echo goes off before the prompt is printed: a user who types as soon as the prompt
+// appears never sees the password on the screen.
 std::optional<std::string> PromptPassword(const std::string& destination) {
   int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return std::nullopt;
-  std::string prompt = "SSH password for " + destination + ": ";
-  if (::write(fd, prompt.data(), prompt.size()) < 0) {
-    ::close(fd);
-    return std::nullopt;
-  }
   termios old_mode{};
   bool restore = ::tcgetattr(fd, &old_mode) == 0;
   if (restore) {
     termios quiet = old_mode;
     quiet.c_lflag &= ~static_cast<tcflag_t>(ECHO);
-    ::tcsetattr(fd, TCSAFLUSH, &quiet);
+    restore = ::tcsetattr(fd, TCSAFLUSH, &quiet) == 0;
+  }
+  std::string prompt = "SSH password for " + destination + ": ";
+  if (::write(fd, prompt.data(), prompt.size()) < 0) {
+    if (restore) ::tcsetattr(fd, TCSAFLUSH, &old_mode);
+    ::close(fd);
+    return std::nullopt;
   }
   std::string password;
   char c;

@@ -53,6 +53,10 @@ std::string RandomHex(int digits) {
 std::vector<Group> CommonOptions(const DockerRunInput& in, const std::string& name) {
   std::vector<Group> groups;
   groups.push_back({"--name", name});
+  // Names the work dir, so that `trtllm-run cancel` acts only on this run's containers.
+  if (!in.work_dir.empty()) {
+    groups.push_back({"--label", std::string(kDockerWorkDirLabel) + "=" + in.work_dir});
+  }
   groups.push_back({"--network=host", "--ipc=host"});
   groups.push_back({"--cap-add=SYS_PTRACE", "--cap-add=SYS_ADMIN", "--cap-add=DAC_READ_SEARCH"});
   groups.push_back({"--security-opt", "seccomp=unconfined"});
@@ -179,7 +183,11 @@ Status ValidateDockerMemory(const std::string& value, const std::string& field) 
   return Status::Ok();
 }
 
-std::string DockerContainerName(const std::string& model_name, const std::string& work_dir) {
+namespace {
+
+// "<model>_auto_test[_<cleaned work dir suffix>]": DockerContainerName without the random
+// part.
+std::string DockerContainerNamePrefix(const std::string& model_name, const std::string& work_dir) {
   std::string model = model_name.empty() ? "case" : model_name;
   std::string base = Basename(work_dir);
   std::string suffix;
@@ -197,7 +205,32 @@ std::string DockerContainerName(const std::string& model_name, const std::string
   }
   std::string name = model + "_auto_test";
   if (!clean.empty()) name += "_" + clean;
-  return name + "_" + RandomHex(6);
+  return name;
+}
+
+constexpr int kContainerNameRandomDigits = 6;
+
+}  // namespace
+
+std::string DockerContainerName(const std::string& model_name, const std::string& work_dir) {
+  return DockerContainerNamePrefix(model_name, work_dir) + "_" +
+         RandomHex(kContainerNameRandomDigits);
+}
+
+bool IsDockerContainerNameFor(const std::string& name, const std::string& model_name,
+                              const std::string& work_dir) {
+  std::string prefix = DockerContainerNamePrefix(model_name, work_dir) + "_";
+  if (name.size() < prefix.size() + kContainerNameRandomDigits ||
+      name.compare(0, prefix.size(), prefix) != 0) {
+    return false;
+  }
+  std::string rest = name.substr(prefix.size());
+  for (int i = 0; i < kContainerNameRandomDigits; ++i) {
+    char c = rest[static_cast<std::size_t>(i)];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  rest = rest.substr(kContainerNameRandomDigits);
+  return rest.empty() || rest == "_build";
 }
 
 DockerRun RenderDockerRun(const DockerRunInput& in) {

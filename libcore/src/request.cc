@@ -8,6 +8,7 @@
 #include <climits>
 #include <map>
 
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/text.h"
 #include "yaml_util.h"
 
@@ -28,6 +29,7 @@ struct FieldDef {
   IntMember integer = nullptr;
   BoolMember boolean = nullptr;
   ListMember list = nullptr;
+  bool allows_zero = false;  // kInt: 0 is a meaningful value (required_devices: CPU only)
 };
 
 FieldDef Str(const char* name, StringMember member, const char* help) {
@@ -38,6 +40,12 @@ FieldDef Str(const char* name, StringMember member, const char* help) {
 FieldDef Int(const char* name, IntMember member, const char* help) {
   FieldDef def{name, FieldType::kInt, help};
   def.integer = member;
+  return def;
+}
+// An integer field where 0 is allowed, e.g. required_devices 0 for CPU-only work.
+FieldDef IntOrZero(const char* name, IntMember member, const char* help) {
+  FieldDef def = Int(name, member, help);
+  def.allows_zero = true;
   return def;
 }
 FieldDef Bool(const char* name, BoolMember member, const char* help) {
@@ -67,8 +75,9 @@ const std::vector<FieldDef>& FieldTable() {
           "Perf-sanity config YAML used for node/GPU sizing"),
       Str("model_name", &R::model_name,
           "Short name for job and container names (default: derived from the command)"),
-      Int("required_devices", &R::required_devices,
-          "GPU count (default: from --tp/--pp or --tp_size/--pp_size, else 1)"),
+      IntOrZero("required_devices", &R::required_devices,
+                "GPU count; 0: CPU only, no GPU asked for (default: from test markers, "
+                "--tp/--pp or --tp_size/--pp_size, else 1)"),
       Int("total_required_devices", &R::total_required_devices,
           "Total GPU processes across all nodes (default: derived)"),
       Int("required_devices_per_node", &R::required_devices_per_node,
@@ -216,7 +225,7 @@ std::string FromOrigin(std::string_view origin) {
   return origin.empty() ? "" : " (from " + std::string(origin) + ")";
 }
 
-Result<int> ParsePositiveInt(const FieldDef& def, std::string_view value, std::string_view origin) {
+Result<int> ParseFieldInt(const FieldDef& def, std::string_view value, std::string_view origin) {
   std::string_view s = value;
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
@@ -234,9 +243,10 @@ Result<int> ParsePositiveInt(const FieldDef& def, std::string_view value, std::s
       break;
     }
   }
-  if (!ok || n <= 0) {
-    return Status::InvalidInput(std::string(def.name) + " must be a positive integer, got '" +
-                                std::string(value) + "'" + FromOrigin(origin));
+  if (!ok || n < 0 || (n == 0 && !def.allows_zero)) {
+    return Status::InvalidInput(std::string(def.name) + " must be a " +
+                                (def.allows_zero ? "non-negative" : "positive") +
+                                " integer, got '" + std::string(value) + "'" + FromOrigin(origin));
   }
   return static_cast<int>(n);
 }
@@ -258,7 +268,7 @@ Status SetField(const FieldDef& def, CaseRequest* request, std::string_view valu
       request->*def.str = std::string(value);
       return Status::Ok();
     case FieldType::kInt: {
-      Result<int> n = ParsePositiveInt(def, value, origin);
+      Result<int> n = ParseFieldInt(def, value, origin);
       if (!n.ok()) return n.status();
       request->*def.integer = n.value();
       return Status::Ok();
@@ -498,6 +508,15 @@ Result<CommandKind> ClassifyCommand(const CaseRequest& request) {
                                 " given; give exactly one of test_cmd, bench_cmd, eval_cmd, "
                                 "custom_cmd/custom_script");
   }
+  if (request.custom_env && given.front()->kind != CommandKind::kCustom) {
+    const std::string field = given.front()->field;
+    return Status::InvalidInput(
+        "custom_env (--custom-env) applies only to the custom workflow (custom_cmd, "
+        "custom_script); the " +
+            field + " would run without it",
+        "prefix the command with the assignments instead, e.g. --" + ToKebab(field) + " " +
+            ShellQuote(*request.custom_env + " " + *given.front()->value));
+  }
   return given.front()->kind;
 }
 
@@ -508,7 +527,11 @@ std::size_t InvalidUtf8At(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    std::size_t length = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    std::size_t length = c < 0x80           ? 1
+                         : (c >> 5) == 0x6  ? 2
+                         : (c >> 4) == 0xE  ? 3
+                         : (c >> 3) == 0x1E ? 4
+                                            : 0;
     if (length == 0 || i + length > text.size()) return i;
     for (std::size_t k = 1; k < length; ++k) {
       if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
@@ -541,24 +564,24 @@ bool IsSshField(const std::string& name) {
 Status CheckValue(const std::string& field, const std::string& value) {
   const std::string flag = "--" + ToKebab(field);
   if (value.find('\0') != std::string::npos) {
-    return Status::InvalidInput(field + " holds a NUL byte (at byte " +
-                                    std::to_string(value.find('\0')) + ")",
-                                "a command or value cannot carry NUL bytes; remove it from " + flag +
-                                    " or the request file");
+    return Status::InvalidInput(
+        field + " holds a NUL byte (at byte " + std::to_string(value.find('\0')) + ")",
+        "a command or value cannot carry NUL bytes; remove it from " + flag +
+            " or the request file");
   }
   std::size_t bad = InvalidUtf8At(value);
   if (bad != std::string::npos) {
-    return Status::InvalidInput(field + " is not valid UTF-8 (byte " + std::to_string(bad) +
-                                    ": " + EscapeControl(value.substr(bad, 1)) + ")",
-                                "give " + flag + " as UTF-8 text (job files keep it byte for byte)");
+    return Status::InvalidInput(
+        field + " is not valid UTF-8 (byte " + std::to_string(bad) + ": " +
+            EscapeControl(value.substr(bad, 1)) + ")",
+        "give " + flag + " as UTF-8 text (job files keep it byte for byte)");
   }
   if (IsCommandField(field)) {
     if (value.size() > kMaxCommandBytes) {
-      return Status::InvalidInput(
-          field + " is " + std::to_string(value.size()) + " bytes; the limit is " +
-              std::to_string(kMaxCommandBytes) +
-              " (a process argument holds at most 131072 bytes on Linux)",
-          "put the command in a file and give --custom-script FILE");
+      return Status::InvalidInput(field + " is " + std::to_string(value.size()) +
+                                      " bytes; the limit is " + std::to_string(kMaxCommandBytes) +
+                                      " (a process argument holds at most 131072 bytes on Linux)",
+                                  "put the command in a file and give --custom-script FILE");
     }
     return Status::Ok();
   }
@@ -568,13 +591,15 @@ Status CheckValue(const std::string& field, const std::string& value) {
       return Status::InvalidInput(
           field + " '" + EscapeControl(value) + "' holds a control character",
           "values are rendered into job scripts (#SBATCH lines, exports, docker arguments) "
-          "and cannot carry newlines or other control characters; fix " + flag);
+          "and cannot carry newlines or other control characters; fix " +
+              flag);
     }
   }
   if (IsSshField(field) && !value.empty() && value[0] == '-') {
     return Status::InvalidInput(field + " '" + value + "' starts with '-'",
                                 "ssh would read it as an option; give the login node as "
-                                "[user@]host with " + flag);
+                                "[user@]host with " +
+                                    flag);
   }
   return Status::Ok();
 }
@@ -625,8 +650,9 @@ Status SetRequestField(CaseRequest* request, std::string_view name, std::string_
 }
 
 Status LoadRequestFile(const std::string& path, CaseRequest* request) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "request file");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput("--request: " + text.status().message(),
                                 "give a readable YAML or JSON file: a mapping of field names "
                                 "to values");
@@ -635,6 +661,9 @@ Status LoadRequestFile(const std::string& path, CaseRequest* request) {
 }
 
 Status LoadRequestText(const std::string& text, const std::string& path, CaseRequest* request) {
+  if (text.size() > kMaxRequestFileBytes) {
+    return TooLarge("request file", path, text.size(), kMaxRequestFileBytes);
+  }
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -646,6 +675,7 @@ Status LoadRequestText(const std::string& text, const std::string& path, CaseReq
     return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
   }
   try {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, path));
     TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, root));
     return LoadRequestNode(path, root, request);
   } catch (const YAML::Exception& e) {

@@ -126,8 +126,7 @@ Status ReadTests(const rapidjson::Value& doc, const std::string& origin, RunResu
   for (rapidjson::SizeType i = 0; i < cases.Size(); ++i) {
     const std::string where = origin + ": test_cases[" + std::to_string(i) + "]";
     if (!cases[i].IsObject()) {
-      return Status::InvalidInput(where + " must be an object, not " +
-                                  json::TypeName(cases[i]));
+      return Status::InvalidInput(where + " must be an object, not " + json::TypeName(cases[i]));
     }
     json::ObjectReader c(cases[i], where);
     TestCaseOutcome test;
@@ -180,8 +179,12 @@ int ExitCodeFor(const RunResult& result) {
 
 std::string FormatTestCounts(const TestCounts& counts) {
   const std::pair<int, const char*> parts[] = {
-      {counts.failed, "failed"},   {counts.passed, "passed"},   {counts.skipped, "skipped"},
-      {counts.deselected, "deselected"}, {counts.xfailed, "xfailed"}, {counts.xpassed, "xpassed"},
+      {counts.failed, "failed"},
+      {counts.passed, "passed"},
+      {counts.skipped, "skipped"},
+      {counts.deselected, "deselected"},
+      {counts.xfailed, "xfailed"},
+      {counts.xpassed, "xpassed"},
       {counts.errors, counts.errors == 1 ? "error" : "errors"},
   };
   std::string text;
@@ -256,8 +259,8 @@ std::string ResultToJson(const RunResult& result) {
     const TestCounts& t = *result.tests;
     w.StartObject();
     const std::pair<const char*, int> counts[] = {
-        {"passed", t.passed},   {"failed", t.failed},   {"skipped", t.skipped},
-        {"xfailed", t.xfailed}, {"xpassed", t.xpassed}, {"errors", t.errors},
+        {"passed", t.passed},         {"failed", t.failed},   {"skipped", t.skipped},
+        {"xfailed", t.xfailed},       {"xpassed", t.xpassed}, {"errors", t.errors},
         {"deselected", t.deselected},
     };
     for (const auto& [key, count] : counts) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 
 #include "trtllm_run/slurm_probe.h"
 
@@ -323,13 +324,18 @@ class Router {
   Placement placement_;
 };
 
-// Whether the probe could not read the accounts at all (accounting disabled or
-// slurmdbd down), as opposed to reading none.
-bool AccountsUnreadable(const SlurmEnv& env) {
-  for (const std::string& error : env.errors) {
-    if (error.rfind("'sacctmgr show assoc'", 0) == 0) return true;
+// Why the account cannot be checked against the probe, for a cluster whose accounts
+// were not read: accounting is off, or sacctmgr failed.
+std::string UncheckedAccountsReason(const SlurmEnv& env, SlurmAccounting accounting) {
+  if (accounting == SlurmAccounting::kDisabled) {
+    return "accounting is disabled on this cluster (sacctmgr: no supported "
+           "accounting_storage plugin)";
   }
-  return false;
+  std::vector<std::string> sacctmgr;
+  for (const std::string& error : env.errors) {
+    if (error.rfind("'sacctmgr show assoc'", 0) == 0) sacctmgr.push_back(error);
+  }
+  return "the cluster's accounts could not be read (" + Join(sacctmgr, "; ") + ")";
 }
 
 }  // namespace
@@ -366,7 +372,8 @@ Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm
     account = cluster->default_account;
     account_source = "default_account of cluster " + cluster->name;
   }
-  if (!slurm_env.accounts.empty()) {
+  const SlurmAccounting accounting = SlurmAccountingState(slurm_env);
+  if (accounting == SlurmAccounting::kAccounts) {
     if (account.empty()) {
       return Status::InvalidInput("no Slurm account for user " + slurm_env.user,
                                   "give --account; valid accounts: " + Join(slurm_env.accounts));
@@ -378,18 +385,17 @@ Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm
                                   "valid accounts: " + Join(slurm_env.accounts));
     }
     notes.push_back("account " + account + " (" + account_source + "; validated)");
-  } else if (AccountsUnreadable(slurm_env)) {
-    if (!Given(request.account).empty()) {
-      return Status::InvalidInput("account '" + account +
-                                      "' (--account) cannot be validated: the cluster's accounts "
-                                      "could not be read (" +
-                                      Join(slurm_env.errors, "; ") + ")",
-                                  "leave --account out on a cluster without accounting");
+  } else if (accounting == SlurmAccounting::kDisabled ||
+             accounting == SlurmAccounting::kUnreadable) {
+    // Nothing to validate against: a given account goes to sbatch as is (Slurm ignores
+    // it without accounting), and none is needed.
+    const std::string why = UncheckedAccountsReason(slurm_env, accounting);
+    if (!account.empty()) {
+      notes.push_back("account " + account + " (" + account_source +
+                      ") used as is, not validated: " + why);
+    } else {
+      notes.push_back("account: none needed, submitting without --account: " + why);
     }
-    account.clear();
-    notes.push_back(
-        "account: none; the cluster's accounts could not be read (accounting "
-        "disabled?), submitting without --account");
   } else {
     return Status::InvalidInput(
         "user " + slurm_env.user + " has no Slurm account association on this cluster",
@@ -419,21 +425,45 @@ Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm
     return Status::InvalidInput("no Slurm partition",
                                 "give --partition; partitions: " + Join(names));
   }
-  const SlurmPartition* found = slurm_env.FindPartition(partition);
-  if (found == nullptr) {
-    return Status::InvalidInput(
-        "partition '" + partition + "' (" + partition_source + ") does not exist on this cluster",
-        "partitions: " + Join(names) + " (up: " + Join(up) + ")");
+  // One partition or sbatch's list of them: every member must exist and be up.
+  const std::vector<std::string> members = SplitPartitionList(partition);
+  const bool list = members.size() > 1;
+  std::optional<std::string> arch;
+  std::string arch_from;
+  for (const std::string& member : members) {
+    const std::string what =
+        list ? "partition '" + member + "' (in '" + partition + "', " + partition_source + ")"
+             : "partition '" + partition + "' (" + partition_source + ")";
+    if (member.empty()) {
+      return Status::InvalidInput(
+          "partition list '" + partition + "' (" + partition_source + ") has an empty name",
+          "give partition names separated by single commas, e.g. " + Join(up, ","));
+    }
+    const SlurmPartition* found = slurm_env.FindPartition(member);
+    if (found == nullptr) {
+      return Status::InvalidInput(what + " does not exist on this cluster",
+                                  "partitions: " + Join(names) + " (up: " + Join(up) + ")");
+    }
+    if (found->state != "up") {
+      return Status::InvalidInput(what + " is " + found->state + ", not up",
+                                  "partitions that are up: " + Join(up));
+    }
+    if (!found->arch) continue;
+    if (arch && *arch != *found->arch) {
+      return Status::InvalidInput("partitions " + arch_from + " (" + *arch + ") and " + member +
+                                      " (" + *found->arch + ") in '" + partition +
+                                      "' have different architectures; the container image "
+                                      "is chosen for one",
+                                  "list partitions of one architecture in --partition");
+    }
+    if (!arch) arch_from = member;
+    arch = found->arch;
   }
-  if (found->state != "up") {
-    return Status::InvalidInput(
-        "partition '" + partition + "' (" + partition_source + ") is " + found->state + ", not up",
-        "partitions that are up: " + Join(up));
-  }
-  notes.push_back("partition " + partition + " (" + partition_source + "; validated)");
-  if (found->arch) {
-    placement->arch = *found->arch;
-    notes.push_back("arch " + placement->arch + " (partition " + partition + ", scontrol)");
+  notes.push_back("partition " + partition + " (" + partition_source + "; validated" +
+                  (list ? ", each of the list" : "") + ")");
+  if (arch) {
+    placement->arch = *arch;
+    notes.push_back("arch " + placement->arch + " (partition " + arch_from + ", scontrol)");
   } else if (!placement->arch.empty()) {
     notes.push_back("arch " + placement->arch + " (partition arch unknown; from " +
                     (placement->cluster ? "the catalog" : "this host") + ")");

@@ -16,6 +16,7 @@
 #include "dir_util.h"
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/env_check.h"
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/routing.h"
 #include "trtllm_run/slurm_probe.h"
 #include "trtllm_run/slurm_run.h"
@@ -150,9 +151,13 @@ Status Runtime::Place(PlannedCase* planned) const {
   if (IsSlurmScenario(placement.scenario)) {
     SlurmEnv slurm_env;
     if (request.slurm_env_file) {
-      Result<std::string> text = ReadFile(*request.slurm_env_file);
-      if (!text.ok())
-        return Status::InvalidInput(text.status().message(), "check --slurm-env-file");
+      Result<std::string> text =
+          ReadFileLimited(*request.slurm_env_file, kMaxRequestFileBytes, "slurm_env file");
+      if (!text.ok()) {
+        return Status::InvalidInput(text.status().message(), text.status().hint().empty()
+                                                                 ? "check --slurm-env-file"
+                                                                 : text.status().hint());
+      }
       Result<SlurmEnv> parsed = SlurmEnvFromJson(text.value(), *request.slurm_env_file);
       if (!parsed.ok()) return parsed.status();
       slurm_env = std::move(parsed.value());
@@ -351,8 +356,8 @@ void JudgeWithWorkflow(const Registry& registry, const JobSpec& spec, const std:
     try {
       workflow->Judge(judged, LogTail(result->log_file, Workflow::kJudgeLogBytes), result);
     } catch (const std::exception& e) {
-      result->errors.push_back("workflow " + workflow->Name() + " could not read the log: " +
-                               e.what());
+      result->errors.push_back("workflow " + workflow->Name() +
+                               " could not read the log: " + e.what());
     }
     return;
   }

@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "json_util.h"
 #include "slurm_internal.h"
 #include "trtllm_run/log_follower.h"
 #include "trtllm_run/process.h"
@@ -107,8 +108,7 @@ std::string ToJson(const HeldAllocation& a) {
 
 std::optional<HeldAllocation> FromJson(const std::string& text, const std::string& path) {
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError() || !doc.IsObject()) return std::nullopt;
+  if (!json::ParseObject(text, path, &doc).ok()) return std::nullopt;
   HeldAllocation a;
   auto str = [&](const char* key) -> std::string {
     auto it = doc.FindMember(key);
@@ -358,8 +358,11 @@ class HeldRunner {
 // This host: a ChildProcess in its own process group.
 class LocalRunner : public HeldRunner {
  public:
-  LocalRunner(std::string script, std::string dir, std::string log)
-      : script_(std::move(script)), dir_(std::move(dir)), log_(std::move(log)) {}
+  LocalRunner(std::string script, std::string dir, std::string log, std::string work_dir)
+      : script_(std::move(script)),
+        dir_(std::move(dir)),
+        log_(std::move(log)),
+        work_dir_(std::move(work_dir)) {}
   ~LocalRunner() override {
     if (log_fd_ >= 0) ::close(log_fd_);
   }
@@ -371,7 +374,8 @@ class LocalRunner : public HeldRunner {
     options.working_dir = dir_;
     options.env = {{"SLURM_JOB_ID", allocation_id},
                    {"SLURM_JOBID", allocation_id},
-                   {"SLURM_JOB_NAME", job_name}};
+                   {"SLURM_JOB_NAME", job_name},
+                   WorkDirMarker(work_dir_)};  // what `trtllm-run cancel` checks
     Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
     if (!spawned.ok()) return spawned.status();
     child_ = std::move(spawned.value());
@@ -412,7 +416,7 @@ class LocalRunner : public HeldRunner {
   }
 
  private:
-  std::string script_, dir_, log_;
+  std::string script_, dir_, log_, work_dir_;
   int log_fd_ = -1;
   std::unique_ptr<ChildProcess> child_;
   std::optional<ProcessExit> exit_;
@@ -548,7 +552,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   if (remote) {
     runner = std::make_unique<RemoteRunner>(scenario, place.script, place.run_dir, run_log, log);
   } else {
-    runner = std::make_unique<LocalRunner>(place.script, place.run_dir, log);
+    runner = std::make_unique<LocalRunner>(place.script, place.run_dir, log, spec.work_dir);
   }
   Status launched = runner->Start(allocation.job_id, paths.job_name);
   if (!launched.ok()) return ErrorResult(base, launched.ToString(), "");
@@ -714,7 +718,15 @@ Status CancelHeldAllocationRun(const JobSpec& spec) {
     if (!options.ok()) return options.status();
     Result<std::unique_ptr<SshScenario>> ssh = MakeSshScenario(options.value());
     if (!ssh.ok()) return ssh.status();
-    const std::string group = "-" + remote->second;
+    const std::string& pgid = remote->second;
+    if (pgid.empty() || pgid.size() > 9 ||
+        pgid.find_first_not_of("0123456789") != std::string::npos || std::stol(pgid) <= 1) {
+      return Status::InvalidInput("run_state.json of " + spec.work_dir + " records remote_pgid '" +
+                                      pgid +
+                                      "': not a process group id (> 1); nothing was signalled",
+                                  "stop the run's script on the login node yourself");
+    }
+    const std::string group = "-" + pgid;
     Result<CommandOutput> out = ssh.value()->Run(
         {"bash", "-c",
          "kill -TERM -- \"$1\" 2>/dev/null || exit 0; for i in $(seq 100); do "
@@ -725,17 +737,11 @@ Status CancelHeldAllocationRun(const JobSpec& spec) {
     if (!out.ok()) return out.status();
     return Status::Ok();
   }
-  if (state->pgid <= 0) return Status::Ok();
+  if (state->pid == 0 && state->pgid == 0) return Status::Ok();
   if (state->host != HostName()) {
     return Status::ExecutionError("the run was started on " + state->host + "; cancel it there");
   }
-  if (!SameProcessAlive(state->pid, state->pid_start_time)) return Status::Ok();
-  ::kill(-state->pgid, SIGTERM);
-  for (int i = 0; i < 300 && SameProcessAlive(state->pid, state->pid_start_time); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (SameProcessAlive(state->pid, state->pid_start_time)) ::kill(-state->pgid, SIGKILL);
-  return Status::Ok();
+  return StopRecordedJob(state.value(), spec.work_dir, 30.0);
 }
 
 }  // namespace internal

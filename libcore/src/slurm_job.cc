@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "dir_util.h"
 #include "slurm_internal.h"
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/process.h"
@@ -122,8 +123,28 @@ std::string ExpandSlurmFilename(const std::string& pattern, const std::string& d
   return out;
 }
 
+bool IsSlurmJobId(const std::string& id) {
+  // digits, then at most one "_digits", then at most one "+digits".
+  std::size_t i = 0;
+  auto digits = [&]() {
+    std::size_t start = i;
+    while (i < id.size() && id[i] >= '0' && id[i] <= '9') ++i;
+    return i > start && i - start <= 20;
+  };
+  if (!digits()) return false;
+  if (i < id.size() && id[i] == '_') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < id.size() && id[i] == '+') {
+    ++i;
+    if (!digits()) return false;
+  }
+  return i == id.size();
+}
+
 std::string RecordedSlurmJobId(const std::string& work_dir) {
-  Result<std::string> text = ReadFile(work_dir + "/slurm_job_id");
+  Result<std::string> text = ReadWorkDirFile(work_dir + "/slurm_job_id");
   if (text.ok()) {
     std::string id = Trim(text.value());
     if (!id.empty()) return id;
@@ -387,6 +408,13 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
     return Status::NotFound("no Slurm job is recorded in " + spec.work_dir +
                                 " (no slurm_job_id, no job_id in run_state.json)",
                             "the job was never submitted, or this is not a Slurm work dir");
+  }
+  if (!IsSlurmJobId(job_id)) {
+    return Status::InvalidInput("the Slurm job id '" + job_id + "' recorded in " + spec.work_dir +
+                                    " (slurm_job_id, else run_state.json job_id) is not a job id; "
+                                    "nothing was cancelled",
+                                "a job id is 123, 123_4 or 123+1; cancel the job yourself with "
+                                "`scancel -- ID` if you know it");
   }
   std::unique_ptr<Scenario> own;
   Scenario* scenario = context.scenario;

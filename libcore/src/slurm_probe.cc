@@ -801,6 +801,31 @@ int SlurmProbeExitStatus(const SlurmEnv& env) {
   return env.errors.empty() ? 0 : 2;
 }
 
+SlurmAccounting SlurmAccountingState(const SlurmEnv& env) {
+  if (!env.accounts.empty()) return SlurmAccounting::kAccounts;
+  for (const std::string& error : env.errors) {
+    if (error.rfind("'sacctmgr show assoc'", 0) != 0) continue;
+    // sacctmgr's words when AccountingStorageType is not slurmdbd.
+    return error.find("not running a supported accounting_storage plugin") != std::string::npos
+               ? SlurmAccounting::kDisabled
+               : SlurmAccounting::kUnreadable;
+  }
+  return SlurmAccounting::kNoAssociation;
+}
+
+std::vector<std::string> SplitPartitionList(std::string_view partition) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    size_t comma = partition.find(',', start);
+    names.emplace_back(Trim(partition.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
 std::string SlurmEnvToText(const SlurmEnv& env) {
   auto value = [](const std::optional<std::string>& v) { return v ? *v : std::string("(none)"); };
   std::string out;

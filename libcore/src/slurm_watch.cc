@@ -184,7 +184,7 @@ Result<SlurmClient::JobsSnapshot> SlurmClient::QueryJobs(const std::vector<std::
   ++stats_.controller_queries;
   Result<CommandOutput> out = Status::Ok();
   if (ids.size() == 1) {
-    out = Run({"scontrol", "--local", "-o", "show", "job", ids[0]});
+    out = Run({"scontrol", "--local", "-o", "show", "job", "--", ids[0]});
   } else {
     std::vector<std::string> argv = {
         "env",
@@ -242,7 +242,7 @@ Result<SlurmClient::Accounting> SlurmClient::QueryAccounting(const std::vector<s
 Status SlurmClient::Cancel(const std::vector<std::string>& ids) {
   if (ids.empty()) return Status::Ok();
   ++stats_.cancels;
-  std::vector<std::string> argv = {"scancel"};
+  std::vector<std::string> argv = {"scancel", "--"};  // ids never read as options
   argv.insert(argv.end(), ids.begin(), ids.end());
   Result<CommandOutput> out = Run(argv);
   if (!out.ok()) {

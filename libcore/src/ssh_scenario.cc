@@ -21,9 +21,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "trtllm_run/process.h"
 #include "trtllm_run/text.h"
-
-extern char** environ;
 
 namespace trtllm_run {
 
@@ -50,25 +49,12 @@ class Fd {
   int fd_;
 };
 
-// The environment of this process with `extra` set on top.
-std::vector<std::string> BuildEnvironment(const std::vector<EnvVar>& extra) {
-  std::vector<std::string> env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    std::string text = *entry;
-    std::string name = text.substr(0, text.find('='));
-    bool overridden = false;
-    for (const EnvVar& var : extra) overridden = overridden || var.name == name;
-    if (!overridden) env.push_back(text);
-  }
-  for (const EnvVar& var : extra) env.push_back(var.name + "=" + var.value);
-  return env;
-}
-
 // Starts argv with stdin/stdout/stderr on the given descriptors, nothing else inherited,
 // default signal dispositions and an empty signal mask.
 Result<pid_t> Spawn(const std::vector<std::string>& argv, const std::vector<EnvVar>& extra_env,
                     int stdin_fd, int stdout_fd, int stderr_fd) {
-  std::vector<std::string> env = BuildEnvironment(extra_env);
+  // trtllm-run's secrets stay here; the askpass secret comes through extra_env.
+  std::vector<std::string> env = ChildEnvironment(extra_env);
   std::vector<char*> args, envp;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);

@@ -7,7 +7,16 @@
 
 #include <string>
 
+#include "trtllm_run/status.h"
+
 namespace trtllm_run {
+
+// Ok when `root` nests lists and mappings at most kMaxNestingDepth deep and has at most
+// kMaxYamlNodes nodes, each use of an alias counted as a copy of what it names (cycles
+// included); else kInvalidInput naming `origin` and the line. Walks iteratively, visiting
+// at most kMaxYamlNodes nodes, so call it on every document before converting it
+// (input_limits.cc).
+Status CheckYamlNodeLimits(const YAML::Node& root, const std::string& origin);
 
 // "<origin>:<line>" for a node read from `origin`; `origin` alone when it has no position.
 inline std::string YamlWhere(const std::string& origin, const YAML::Mark& mark) {

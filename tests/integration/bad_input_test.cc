@@ -65,8 +65,8 @@ TEST_CASE("bad input: every kind is exit 2 with nothing created", "[cli][bad_inp
   }
   SECTION("an unwritable --junit path is refused before the case runs") {
     const std::string marker = bad.repo.path() + "/../junit_case_ran_" + std::to_string(::getpid());
-    for (const std::string& junit :
-         {std::string("/nonexistent_dir/j.xml"), bad.repo.path(), std::string("/etc/passwd/j.xml")}) {
+    for (const std::string& junit : {std::string("/nonexistent_dir/j.xml"), bad.repo.path(),
+                                     std::string("/etc/passwd/j.xml")}) {
       INFO(junit);
       bad.Go("run", {"--custom-cmd", "touch " + marker, "--junit", junit});
       bad.ExpectRefused("--junit");

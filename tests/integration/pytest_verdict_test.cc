@@ -108,8 +108,8 @@ struct Tree {
 // The arguments of a run on `scenario` (local_direct, or local_slurm without a container).
 std::vector<std::string> Args(const std::string& scenario, const Tree& tree,
                               std::vector<std::string> extra) {
-  std::vector<std::string> args = {"run", "--scenario", scenario, "--repo-root", tree.path(),
-                                   "--monitor-timeout", "3m"};
+  std::vector<std::string> args = {"run",       "--scenario",        scenario, "--repo-root",
+                                   tree.path(), "--monitor-timeout", "3m"};
   if (scenario == "local_slurm") {
     args.insert(args.end(), {"--partition", "batch", "--skip-install", "true",
                              "--container-runtime", "none", "--container-image", "none"});
@@ -233,9 +233,9 @@ void VerdictsOn(const std::string& scenario) {
   }
   SECTION("no tests collected is ERROR naming what was asked") {
     Tree tree;
-    Outcome o = Run(
-        Args(scenario, tree, {"--test-cmd", "pytest accuracy/test_tiny.py -k no_such_test"}),
-        tree.path());
+    Outcome o =
+        Run(Args(scenario, tree, {"--test-cmd", "pytest accuracy/test_tiny.py -k no_such_test"}),
+            tree.path());
     INFO(o.run.Describe());
     CHECK(o.run.exit_code == 3);
     CHECK(Status(o) == "ERROR");
@@ -265,7 +265,8 @@ void VerdictsOn(const std::string& scenario) {
   }
   SECTION("a unit test id resolves from the repo root and is sized from its gpu2 mark") {
     Tree tree;
-    Outcome o = Run(Args(scenario, tree, {"--test-cmd", "pytest tests/unittest/llmapi/test_pair.py::test_pair"}),
+    Outcome o = Run(Args(scenario, tree,
+                         {"--test-cmd", "pytest tests/unittest/llmapi/test_pair.py::test_pair"}),
                     tree.path());
     INFO(o.run.Describe());
     CHECK(o.run.exit_code == 0);
@@ -307,9 +308,9 @@ TEST_CASE("a plain cases list of ids: SKIPPED in the table, the exit code and JU
                 "accuracy/test_tiny.py::TestTiny::test_ok\n"
                 "accuracy/test_tiny.py::TestTiny::test_two_gpus\n");
   CliOptions options;
-  options.args = {"run",           "--cases",  cases,      "--scenario",      "local_direct",
-                  "--repo-root",   tree.path(), "--junit", out.path() + "/j.xml",
-                  "--monitor-timeout", "2m"};
+  options.args = {"run",         "--cases",   cases,     "--scenario",          "local_direct",
+                  "--repo-root", tree.path(), "--junit", out.path() + "/j.xml", "--monitor-timeout",
+                  "2m"};
   options.unset_env = {"CUDA_VISIBLE_DEVICES"};
   options.timeout_seconds = 240;
   CliRun run = RunCli(options);
@@ -323,7 +324,8 @@ TEST_CASE("a plain cases list of ids: SKIPPED in the table, the exit code and JU
   CHECK_THAT(xml, Catch::Contains("<skipped message="));
 }
 
-TEST_CASE("local_docker: an integration test id runs in tests/integration/defs", "[docker][pytest]") {
+TEST_CASE("local_docker: an integration test id runs in tests/integration/defs",
+          "[docker][pytest]") {
   int status = 0;
   std::string out = Shell("bash " + SourceDir() + "/tests/services/docker.sh ensure 2>&1", &status);
   INFO(out);
@@ -341,10 +343,20 @@ TEST_CASE("local_docker: an integration test id runs in tests/integration/defs",
                 "echo \"ERROR: file or directory not found: $1\"\n"
                 "echo '============ no tests ran in 0.01s ============'; exit 4\n");
   CliOptions options;
-  options.args = {"run",           "--scenario",    "local_docker", "--container-image",
-                  "trtllm-run-test:busybox",        "--docker-pull", "never",
-                  "--build-project", "false",       "--skip-install", "true",
-                  "--repo-root",   tree.path(),     "--test-cmd",
+  options.args = {"run",
+                  "--scenario",
+                  "local_docker",
+                  "--container-image",
+                  "trtllm-run-test:busybox",
+                  "--docker-pull",
+                  "never",
+                  "--build-project",
+                  "false",
+                  "--skip-install",
+                  "true",
+                  "--repo-root",
+                  tree.path(),
+                  "--test-cmd",
                   "sh ../../../bin/pytest accuracy/test_tiny.py::TestTiny::test_ok"};
   options.env = {{"HOME", home.path()}};
   options.timeout_seconds = 180;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -75,9 +76,8 @@ TEST_CASE("report: every status as ResultToJson writes it matches the documented
           "[report]") {
   // Statuses no local_direct run produces (ERROR) are covered here and, for real, by the
   // [docker] tests (BUILD_FAILED, engine stopped).
-  for (const char* name :
-       {"PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED", "OUT_OF_MEMORY", "ERROR",
-        "SKIPPED"}) {
+  for (const char* name : {"PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED",
+                           "OUT_OF_MEMORY", "ERROR", "SKIPPED"}) {
     INFO(name);
     trtllm_run::RunResult result;
     result.status = *trtllm_run::RunStatusFromName(name);
@@ -168,12 +168,21 @@ for path in sys.argv[1:]:
 TEST_CASE("report: --junit to an unwritable place is an error message, not a lost verdict",
           "[report][cli]") {
   TempDir root;
-  CliRun run =
+  // An unwritable path is refused before the case runs (exit 2, nothing run)...
+  CliRun refused =
       RunCli({"run", "--scenario", "local_direct", "--junit", root.path() + "/no/such/dir/r.xml",
               "--custom-cmd", "true", "--repo-root", root.path()});
+  INFO(refused.Describe());
+  CHECK(refused.exit_code == 2);
+  CHECK_THAT(refused.stderr_text, Catch::Contains("no/such/dir/r.xml"));
+  // ...and one that breaks while the case runs costs the report, never the verdict.
+  const std::string dir = root.path() + "/reports";
+  std::filesystem::create_directories(dir);
+  CliRun run = RunCli({"run", "--scenario", "local_direct", "--junit", dir + "/r.xml",
+                       "--custom-cmd", "rm -rf " + dir, "--repo-root", root.path()});
   INFO(run.Describe());
   CHECK(run.exit_code == 0);  // the verdict's exit code stands
-  CHECK_THAT(run.stderr_text, Catch::Contains("no/such/dir/r.xml"));
+  CHECK_THAT(run.stderr_text, Catch::Contains("reports/r.xml"));
 }
 
 }  // namespace

@@ -43,12 +43,13 @@ TEST_CASE("script injection: a newline in a partition from slurm_env.json is ref
   // The partition name carries a newline and a command, as a hostile or broken file could.
   std::string env = ReplaceAll(FixtureText("slurm_env/cluster_a.json"), "\"batch\"",
                                "\"batch\\ntouch " + marker + "\"");
-  const std::string env_file = repo.path() + "/../inject_env_" + std::to_string(::getpid()) + ".json";
+  const std::string env_file =
+      repo.path() + "/../inject_env_" + std::to_string(::getpid()) + ".json";
   WriteTextFile(env_file, env);
   CliOptions options;
-  options.args = {"plan",           "--scenario",     "local_slurm",     "--repo-root",
-                  repo.path(),      "--slurm-env-file", env_file,        "--custom-cmd",
-                  "true",           "--container-runtime", "none",       "--container-image",
+  options.args = {"plan",      "--scenario",          "local_slurm", "--repo-root",
+                  repo.path(), "--slurm-env-file",    env_file,      "--custom-cmd",
+                  "true",      "--container-runtime", "none",        "--container-image",
                   "none"};
   options.timeout_seconds = 30;
   CliRun run = RunCli(options);
@@ -105,11 +106,23 @@ TEST_CASE("script injection: a '%' in the work dir path reaches sbatch escaped",
   const std::string repo = parent.path() + "/repo%x%u";
   fs::create_directories(repo);
   CliOptions options;
-  options.args = {"run",         "--scenario",     "local_slurm", "--repo-root",
-                  repo,          "--partition",    "batch",       "--skip-install",
-                  "true",        "--container-runtime", "none",   "--container-image",
-                  "none",        "--custom-cmd",   "echo output-of-the-percent-job",
-                  "--monitor-timeout", "2m"};
+  options.args = {"run",
+                  "--scenario",
+                  "local_slurm",
+                  "--repo-root",
+                  repo,
+                  "--partition",
+                  "batch",
+                  "--skip-install",
+                  "true",
+                  "--container-runtime",
+                  "none",
+                  "--container-image",
+                  "none",
+                  "--custom-cmd",
+                  "echo output-of-the-percent-job",
+                  "--monitor-timeout",
+                  "2m"};
   options.timeout_seconds = 180;
   CliRun run = RunCli(options);
   INFO(run.Describe());

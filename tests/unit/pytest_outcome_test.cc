@@ -74,8 +74,7 @@ TEST_CASE("pytest summary lines in every mode", "[pytest_outcome]") {
   CHECK_FALSE(ParseSummaryLine("", &counts));
 }
 
-TEST_CASE("a run whose only test is skipped is SKIPPED with pytest's reason",
-          "[pytest_outcome]") {
+TEST_CASE("a run whose only test is skipped is SKIPPED with pytest's reason", "[pytest_outcome]") {
   SECTION("-q -rs: the reason is printed") {
     Report report = ParseLog(Fixture("all_skipped_quiet_rs.log"));
     REQUIRE(report.counts);

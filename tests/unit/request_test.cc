@@ -212,13 +212,13 @@ TEST_CASE("SetRequestField rejects bad ints and bools naming the field and origi
   CaseRequest r;
   for (const char* bad : {"x", "0", "-1", "1.5", "", "8 GPUs", "99999999999"}) {
     INFO(bad);
-    Status s = SetRequestField(&r, "required_devices", bad, "--required-devices");
+    Status s = SetRequestField(&r, "total_required_devices", bad, "--total-required-devices");
     REQUIRE_FALSE(s.ok());
     CHECK(s.code() == StatusCode::kInvalidInput);
-    CHECK(s.message() == "required_devices must be a positive integer, got '" + std::string(bad) +
-                             "' (from --required-devices)");
+    CHECK(s.message() == "total_required_devices must be a positive integer, got '" +
+                             std::string(bad) + "' (from --total-required-devices)");
   }
-  CHECK_FALSE(r.required_devices.has_value());
+  CHECK_FALSE(r.total_required_devices.has_value());
 
   Status s = SetRequestField(&r, "build-project", "maybe", "--build-project");
   REQUIRE_FALSE(s.ok());

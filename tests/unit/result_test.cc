@@ -193,7 +193,8 @@ TEST_CASE("ResultFromJson errors name the file, key and valid values", "[result]
   Status unknown = error("{\"schema_version\": 1, \"status\": \"UNKNOWN\"}");
   CHECK(unknown.message() == origin + ": key 'status' has unknown value 'UNKNOWN'");
   CHECK(unknown.hint() ==
-        "valid statuses: PASSED, FAILED, TIMEOUT, HANG_DETECTED, CANCELLED, OUT_OF_MEMORY, ERROR, SKIPPED");
+        "valid statuses: PASSED, FAILED, TIMEOUT, HANG_DETECTED, CANCELLED, OUT_OF_MEMORY, ERROR, "
+        "SKIPPED");
   CHECK(error("{\"schema_version\": 1, \"status\": \"FAILED\", \"exit_code\": \"2\"}").message() ==
         origin + ": key 'exit_code' must be an integer or null, got a string");
   CHECK(

@@ -416,7 +416,8 @@ TEST_CASE("account and partition: no association, no accounting, no tools", "[ro
   CHECK(noassoc.code() == StatusCode::kInvalidInput);
   CHECK(noassoc.message() == "user noassoc has no Slurm account association on this cluster");
 
-  // Without accounting the job is submitted without an account; one cannot be validated.
+  // Without accounting the job is submitted without an account, or with the given one
+  // as is (nothing to validate it against).
   SlurmEnv noacct = ProbeFixture("noacct.stream");
   Placement unaccounted;
   REQUIRE(ResolveAccountPartition(Request(), noacct, nullptr, &unaccounted).ok());
@@ -424,8 +425,9 @@ TEST_CASE("account and partition: no association, no accounting, no tools", "[ro
   CHECK(unaccounted.partition == "batch");
   CaseRequest with_account = Request();
   with_account.account = "research";
-  Status cannot = ResolveAccountPartition(with_account, noacct, nullptr, &placement);
-  CHECK(Mentions(cannot.message(), "cannot be validated"));
+  Placement as_given;
+  REQUIRE(ResolveAccountPartition(with_account, noacct, nullptr, &as_given).ok());
+  CHECK(as_given.account == "research");
 
   SlurmEnv no_tools;
   no_tools.user = "alice";

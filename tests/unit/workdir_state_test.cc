@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include "trtllm_run/process.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -107,13 +108,21 @@ TEST_CASE("InspectWorkDir: not started, running, abandoned, finished", "[workdir
   REQUIRE(info.ok());
   CHECK(info->phase == WorkDirPhase::kNotStarted);
 
-  RunState state = NewRunState("local_direct");  // this test process supervises
+  // This test process supervises: it holds the work dir's lock, as Runtime::Execute does.
+  Result<std::unique_ptr<WorkDirLock>> lock = WorkDirLock::Acquire(dir.path());
+  REQUIRE(lock.ok());
+  RunState state = NewRunState("local_direct");
   REQUIRE(WriteRunState(dir.path(), state).ok());
   info = InspectWorkDir(dir.path());
   REQUIRE(info.ok());
   CHECK(info->phase == WorkDirPhase::kRunning);
   CHECK(info->supervisor_alive);
   CHECK(info->log_file == dir.path() + "/m_local.log");
+  lock.value().reset();
+  info = InspectWorkDir(dir.path());  // alive, but no longer proven to be this run's
+  REQUIRE(info.ok());
+  CHECK_FALSE(info->supervisor_alive);
+  CHECK_THAT(info->supervisor_unproven, Catch::Contains(".lock"));
 
   state.supervisor_start_time += 1;  // "the supervisor" is now a different process
   REQUIRE(WriteRunState(dir.path(), state).ok());
@@ -148,31 +157,59 @@ TEST_CASE("InspectWorkDir: a directory without job_spec.json is not a work dir",
   ::rmdir(pattern);
 }
 
-TEST_CASE("StopRecordedProcessGroup stops the group, spares a reused pid", "[workdir]") {
-  // The pipe's write end closes on exec: reading EOF means the child runs `sleep` with
-  // SIGTERM ignored (before that, it is a copy of this test process and its handlers).
-  int sync_pipe[2];
-  REQUIRE(::pipe2(sync_pipe, O_CLOEXEC) == 0);
-  pid_t child = ::fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    ::setpgid(0, 0);
-    ::signal(SIGTERM, SIG_IGN);  // needs the SIGKILL after the grace period
-    ::execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  ::setpgid(child, child);
-  ::close(sync_pipe[1]);
-  char byte;
-  while (::read(sync_pipe[0], &byte, 1) > 0) {
-  }
-  ::close(sync_pipe[0]);
+TEST_CASE("StopRecordedJob stops the proven group, spares a reused pid and an unmarked one",
+          "[workdir]") {
+  ScratchWorkDir dir;
+  const std::string marker = WorkDirMarkerEntry(dir.path());
+  // A `sleep` leading its own group, SIGTERM ignored (it needs the SIGKILL after the grace
+  // period), with or without this work dir's marker in its environment. The pipe's write
+  // end closes on exec: reading EOF means it runs `sleep`.
+  auto start_sleep = [&](bool marked) {
+    int sync_pipe[2];
+    REQUIRE(::pipe2(sync_pipe, O_CLOEXEC) == 0);
+    pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      ::setpgid(0, 0);
+      ::signal(SIGTERM, SIG_IGN);
+      char* env[] = {const_cast<char*>(marker.c_str()), nullptr};
+      char* empty_env[] = {nullptr};
+      ::execle("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr), marked ? env : empty_env);
+      ::_exit(127);
+    }
+    ::setpgid(child, child);
+    ::close(sync_pipe[1]);
+    char byte;
+    while (::read(sync_pipe[0], &byte, 1) > 0) {
+    }
+    ::close(sync_pipe[0]);
+    return child;
+  };
+  pid_t unmarked = start_sleep(false);
+  RunState state;
+  state.pid = state.pgid = unmarked;
+  state.pid_start_time = ProcessStartTime(unmarked);
+  REQUIRE(state.pid_start_time > 0);
+  Status refused = StopRecordedJob(state, dir.path(), 0.2);
+  CHECK(refused.code() == StatusCode::kInvalidInput);
+  CHECK_THAT(refused.message(), Catch::Contains(kWorkDirMarkerVariable));
+  CHECK(ProcessStartTime(unmarked) == state.pid_start_time);
+  state.pid_start_time += 1;  // a reuse of the recorded pid: gone, nothing is signalled
+  CHECK(StopRecordedJob(state, dir.path(), 0.2).ok());
+  CHECK(ProcessStartTime(unmarked) == state.pid_start_time - 1);
+  state.pgid = 1;
+  CHECK_THAT(StopRecordedJob(state, dir.path(), 0.2).message(), Catch::Contains("pgid 1"));
+  ::kill(unmarked, SIGKILL);
+  ::waitpid(unmarked, nullptr, 0);
+
+  pid_t child = start_sleep(true);
   std::uint64_t start = ProcessStartTime(child);
   REQUIRE(start > 0);
-  // A different start time: not the recorded process; nothing is signalled.
-  CHECK(StopRecordedProcessGroup(child, start + 1, 0.2));
-  CHECK(ProcessStartTime(child) == start);
-  CHECK(StopRecordedProcessGroup(child, start, 0.2));
+  CHECK(ProcessEnvironmentHas(child, marker));
+  CHECK_FALSE(ProcessEnvironmentHas(child, marker + "x"));
+  state.pid = state.pgid = child;
+  state.pid_start_time = start;
+  CHECK(StopRecordedJob(state, dir.path(), 0.2).ok());
   int status = 0;
   REQUIRE(::waitpid(child, &status, 0) == child);
   CHECK(WIFSIGNALED(status));

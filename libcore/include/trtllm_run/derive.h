@@ -27,7 +27,8 @@ TRTLLM_RUN_API Result<std::string> DeriveModelName(const CaseRequest& request,
 // Sets required/total/per-node devices and node_count on `plan`: the caller's
 // total_required_devices and required_devices_per_node win verbatim, each missing one is
 // `required_devices`; node_count is the caller's or ceil(total / per_node) (at least 1).
-// kInvalidInput when per_node exceeds total.
+// kInvalidInput when per_node exceeds total. `required_devices` 0 (CPU only) makes all
+// three 0 and node_count 1; a total or per-node count given with it is kInvalidInput.
 TRTLLM_RUN_API Status ApplyDeviceCounts(const CaseRequest& request, int required_devices,
                                         JobPlan* plan);
 

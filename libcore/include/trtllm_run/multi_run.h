@@ -3,15 +3,21 @@
 // Slurm cases followed by one shared watcher per executor session (executor.h
 // ExecutorSession), and report them together (table, combined result.json, JUnit).
 //
-// Cases files (the format is chosen by the content):
+// Cases files (the format is what the content parses as; a UTF-8 byte order mark is
+// skipped; at most kMaxCasesFileBytes, input_limits.h):
 //   - YAML/JSON: a list of request mappings (the keys of request files, request.h), or a
 //     mapping {defaults: {...}, cases: [...]} whose defaults apply under every case. A
 //     case may carry `name:` (its label in the table and JUnit; default: model name).
-//   - Plain text: one pytest node id, perf-sanity id or test command per line; `#`
-//     comments and blank lines are ignored. A line is the test_cmd of a case:
+//     Any text that parses as a YAML/JSON list or mapping is read so, never as lines.
+//   - Plain text (anything else): one pytest node id, perf-sanity id or test command per
+//     line; `#` comments and blank lines are ignored. A line is the test_cmd of a case:
 //       tests/x/test_a.py::test_b[p]   -> pytest 'tests/x/test_a.py::test_b[p]'
 //       test_e2e[<perf-sanity id>]     -> pytest 'perf/test_perf_sanity.py::test_e2e[<id>]'
-//       anything with spaces           -> used as the test_cmd as it is
+//       a path (tests/unittest/x)      -> pytest 'tests/unittest/x'
+//       a command (`python3 x.py -v`)  -> used as the test_cmd as it is; its first word
+//                                         must be a program name or a path
+//     Any other line (one starting with a YAML/JSON character such as - [ { " ', or
+//     whose first word is not a program, e.g. `key:`) is refused, naming its line.
 //     A trailing " TIMEOUT (N)" (test-db lists) sets the case's monitor_timeout to N minutes.
 // Precedence of a case's fields: its own keys > the shared options (the command line) >
 // the file's defaults.

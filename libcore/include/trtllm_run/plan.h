@@ -38,6 +38,11 @@ struct JobPlan {
   int total_required_devices = 1;
   int required_devices_per_node = 1;
   int node_count = 1;  // ceil(total / per_node): the single source of truth
+  // Whether the GPU count was asked for: given (required_devices, total or per node) or
+  // derived from the command (test markers, tp x pp, a perf config). False for the
+  // default of 1 GPU: on a Slurm partition without GPU GRES that default runs without
+  // --gres (with a note), while an asked-for count is refused. 0 devices: CPU only.
+  bool devices_requested = false;
 
   std::vector<std::string> success_patterns;
   std::vector<std::string> failure_patterns;

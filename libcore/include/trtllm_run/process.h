@@ -110,6 +110,63 @@ class TRTLLM_RUN_API ChildProcess {
 // Pids of live (not zombie) processes whose process group is `pgid` (Linux /proc).
 TRTLLM_RUN_API std::vector<int> ProcessGroupMembers(int pgid);
 
+// True for the environment variables that hold trtllm-run's own secrets: the SSH
+// password ($TRTLLM_RUN_SLURM_PASSWORD), the file it is read from
+// ($TRTLLM_RUN_SLURM_PASSWORD_FILE) and the askpass hand-over
+// ($TRTLLM_RUN_SSH_ASKPASS_SECRET). No child inherits them: ChildProcess, the local
+// scenario's commands (sbatch, srun, docker, ...) and ssh all start from
+// ChildEnvironment().
+TRTLLM_RUN_API bool IsTrtllmRunSecret(const std::string& name);
+
+// This process's environment without trtllm-run's secrets, with `overrides` applied on
+// top (a name given twice: the later value wins, as with repeated `export`), as
+// NAME=VALUE strings. An override is passed as given, secret or not.
+TRTLLM_RUN_API std::vector<std::string> ChildEnvironment(const std::vector<EnvVar>& overrides);
+
+// True when the environment process `pid` started with (/proc/PID/environ) holds the
+// entry `name_value` ("NAME=VALUE") exactly. False when it cannot be read (gone, a
+// zombie, another user's process).
+TRTLLM_RUN_API bool ProcessEnvironmentHas(int pid, const std::string& name_value);
+
+// Pids of live (not zombie) processes whose environment holds `name_value`
+// (ProcessEnvironmentHas), this process included when it does.
+TRTLLM_RUN_API std::vector<int> ProcessesWithEnvironment(const std::string& name_value);
+
+// Makes this process a child subreaper (prctl PR_SET_CHILD_SUBREAPER): a descendant
+// whose parent ends is re-parented to this process instead of to init, so the job's
+// double-forked and setsid children stay findable. Process-wide and lasting; harmless
+// to call again. False when the kernel refuses.
+TRTLLM_RUN_API bool BecomeChildSubreaper();
+
+// The processes of one job below this process: the descendants of this process that are
+// in process group `pgid`, carry `marker` ("NAME=VALUE") in their environment, or descend
+// (below this process) from one that does; plus every process seen so once (by pid and
+// start time) that still lives. With this process a child subreaper, that covers children
+// that left the group with setsid and orphans of double forks. A process that both left
+// the group and cleared its environment is found only while its parent is one of them.
+//
+// Not thread-safe: one instance per job, used from one thread.
+class TRTLLM_RUN_API JobProcessTracker {
+ public:
+  // `leader`: the job's own child, never reaped here (its owner, ChildProcess, does).
+  JobProcessTracker(int leader, int pgid, std::string marker);
+
+  // Live job processes other than the leader, scanned now.
+  std::vector<int> Scan();
+  // Sends `sig` to every process Scan() finds (each by pid: they may be in other groups).
+  // Returns how many were signalled.
+  std::size_t Signal(int sig);
+  // Reaps the job processes re-parented to this process that ended (zombies); never the
+  // leader, never a child this tracker did not see as the job's.
+  void Reap();
+
+ private:
+  int leader_;
+  int pgid_;
+  std::string marker_;
+  std::vector<std::pair<int, unsigned long long>> seen_;  // pid, start time
+};
+
 // "SIGTERM" for 15, "SIG<n>" style names for the common signals, else "signal <n>".
 TRTLLM_RUN_API std::string SignalName(int sig);
 

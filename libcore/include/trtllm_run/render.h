@@ -122,7 +122,13 @@ struct SlurmJobOptions {
 // Resolves everything Prepare would (slurm_env, account, partition, image, mounts, limits,
 // Slurm parameters) and reports the first problem. Writes nothing. When the placement
 // carries no slurm_env, request.slurm_env_file is read; partition and account come from
-// the placement, else the request, else slurm_env's defaults, and must exist there.
+// the placement, else the request, else slurm_env's defaults, and must exist there (a
+// partition list: each member); no account is needed when slurm_env shows the accounts
+// could not be read (no accounting). Sizing against each partition: GPUs asked for
+// (plan.devices_requested) where there is no GPU GRES, more GPUs per node than it has, or
+// a request.time_limit above its MaxTime are kInvalidInput naming the flag that fixes
+// them; the default time limit is lowered to the MaxTime and a monitor_timeout longer
+// than the time limit is a note.
 TRTLLM_RUN_API Status ValidateSlurmJob(const CaseRequest& request, const JobPlan& plan,
                                        const Placement& placement, const SlurmJobOptions& options);
 

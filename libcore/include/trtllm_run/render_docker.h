@@ -64,6 +64,14 @@ TRTLLM_RUN_API Status ValidateDockerMemory(const std::string& value, const std::
 TRTLLM_RUN_API std::string DockerContainerName(const std::string& model_name,
                                                const std::string& work_dir);
 
+// True when `name` has the form DockerContainerName(model_name, work_dir) gives (any
+// random part), or that name with RenderDockerBuild's "_build".
+TRTLLM_RUN_API bool IsDockerContainerNameFor(const std::string& name, const std::string& model_name,
+                                             const std::string& work_dir);
+
+// The label every container of a run carries: trtllm-run.work_dir=<work dir>.
+inline constexpr char kDockerWorkDirLabel[] = "trtllm-run.work_dir";
+
 // Renders the run. Does not touch the disk or Docker.
 TRTLLM_RUN_API DockerRun RenderDockerRun(const DockerRunInput& input);
 

@@ -81,7 +81,9 @@ struct CaseRequest {
 enum class CommandKind { kNone, kCustom, kBench, kEval, kTest };
 
 // Returns which command the request carries, or kInvalidInput naming both fields when
-// commands of two different kinds are given (custom_cmd with custom_script is one kind).
+// commands of two different kinds are given (custom_cmd with custom_script is one kind),
+// and when custom_env comes with a command that is not custom (spec 000: custom only; the
+// hint shows the command prefixed with the assignments).
 TRTLLM_RUN_API Result<CommandKind> ClassifyCommand(const CaseRequest& request);
 
 enum class FieldType { kString, kInt, kBool, kStringList };

@@ -20,7 +20,7 @@ enum class RunStatus {
   kHangDetected,
   kCancelled,
   kOutOfMemory,
-  kError,  // infrastructure failure, or evidence that does not support any other verdict
+  kError,    // infrastructure failure, or evidence that does not support any other verdict
   kSkipped,  // the command succeeded, but every test it selected was skipped (none ran)
 };
 

@@ -52,10 +52,13 @@ TRTLLM_RUN_API bool IsSlurmScenario(const std::string& scenario);
 // default_account -> cluster default_account; partition = request.partition ->
 // slurm_env default_partition -> cluster default_partition. Both are validated against
 // the probe (accounts[], partitions[].name, and the partition must be up): an unknown
-// or unusable value is kInvalidInput listing the valid ones; nothing unvalidated is
-// returned. A cluster without accounting (no accounts in the probe) runs without an
-// account; asking for one there is an error. Sets placement->slurm_env (the probe, as
-// given), account, partition, arch (the partition's, when probed) and notes.
+// or unusable value is kInvalidInput listing the valid ones. A partition may be sbatch's
+// comma-separated list: each member is validated (the first bad one is named) and all
+// must share one arch. When the probe could not read the accounts (accounting disabled,
+// or sacctmgr failed) there is nothing to validate against: a given (or catalog default)
+// account is used as is and none is needed, each with a note saying why. Sets
+// placement->slurm_env (the probe, as given), account, partition, arch (the
+// partitions', when probed) and notes.
 TRTLLM_RUN_API Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
                                               const ClusterEntry* cluster, Placement* placement);
 

@@ -64,6 +64,20 @@ TRTLLM_RUN_API Result<SlurmEnv> ProbeSlurm(Scenario& scenario, const ProbeOption
 // The probe's exit status: 0 no errors, 1 the Slurm client tools are missing, 2 errors.
 TRTLLM_RUN_API int SlurmProbeExitStatus(const SlurmEnv& env);
 
+// What the probe learned about the cluster's accounting, for the account rules of a run.
+enum class SlurmAccounting {
+  kAccounts,       // accounts[] holds the user's associations
+  kNoAssociation,  // the accounts were read and the user has none
+  kDisabled,       // sacctmgr says the cluster runs no accounting storage (no slurmdbd)
+  kUnreadable,     // sacctmgr failed otherwise (slurmdbd down, timeout, ...)
+};
+TRTLLM_RUN_API SlurmAccounting SlurmAccountingState(const SlurmEnv& env);
+
+// The members of a --partition value: sbatch takes one name or a comma-separated list
+// ("batch,debug": the job starts in whichever can run it first). Blanks around names are
+// dropped; an empty member stays "" for the caller to refuse.
+TRTLLM_RUN_API std::vector<std::string> SplitPartitionList(std::string_view partition);
+
 // The text format: one "key: value" line per field and a partition table.
 TRTLLM_RUN_API std::string SlurmEnvToText(const SlurmEnv& env);
 

@@ -104,8 +104,13 @@ TRTLLM_RUN_API Status CancelSlurmJob(const JobSpec& spec, const ExecContext& con
 // $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
 TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
 
-// The job id recorded in a work dir ("" when none).
+// The job id recorded in a work dir ("" when none). Not checked: see IsSlurmJobId.
 TRTLLM_RUN_API std::string RecordedSlurmJobId(const std::string& work_dir);
+
+// True for Slurm job id syntax only: a job (123), an array task (123_4) or a
+// heterogeneous job component (123+1). Anything else read from a work dir never reaches
+// scancel or scontrol (`--user=root` would be an option there).
+TRTLLM_RUN_API bool IsSlurmJobId(const std::string& id);
 
 // ---- Held allocations (persistent mode) ----
 

@@ -12,6 +12,14 @@
 //   container_engine, job_id, log_file, started_at, updated_at, plus any string keys in
 //   `extra`. Process start times are /proc/<pid>/stat field 22 (clock ticks since boot):
 //   with the pid they identify a process even after its pid is reused.
+//
+// Everything in a work dir may have been written by someone else (work dirs live on
+// shared filesystems). Readers therefore act only on what they can prove belongs to the
+// run of the directory they were given: a process is signalled only when its pid and
+// group are > 1, its recorded start time is present and equal, and it either holds the
+// work dir's lock (the supervisor) or carries the work dir's marker in its environment
+// (the job: TRTLLM_RUN_WORK_DIR=<work dir>, set by the executor for everything it
+// starts). Files are read only when they are regular files inside the work dir.
 #ifndef TRTLLM_RUN_WORKDIR_H_
 #define TRTLLM_RUN_WORKDIR_H_
 
@@ -69,12 +77,63 @@ TRTLLM_RUN_API std::uint64_t ProcessStartTime(int pid);
 // `start_time`: the same process, not a reuse of its pid.
 TRTLLM_RUN_API bool SameProcessAlive(int pid, std::uint64_t start_time);
 
-// Stops the process group `pgid` that a run state recorded (leader start time
-// `leader_start_time`): SIGTERM (and SIGCONT), then SIGKILL after `grace_seconds`. Leaves
-// alone a group whose leader pid now belongs to another process. Returns true when no
-// process of the recorded group is left.
-TRTLLM_RUN_API bool StopRecordedProcessGroup(int pgid, std::uint64_t leader_start_time,
-                                             double grace_seconds);
+// The marker every process a run starts carries in its environment:
+// TRTLLM_RUN_WORK_DIR=<work_dir> (work_dir as job_spec.json records it). Executors add
+// WorkDirMarker() last to the environment of what they start.
+inline constexpr char kWorkDirMarkerVariable[] = "TRTLLM_RUN_WORK_DIR";
+TRTLLM_RUN_API EnvVar WorkDirMarker(const std::string& work_dir);
+TRTLLM_RUN_API std::string WorkDirMarkerEntry(const std::string& work_dir);  // "NAME=VALUE"
+
+// True when process `pid` holds the flock(2) of <work_dir>/.lock: one of its open files
+// is that lock file (same device and inode) with a FLOCK lock on it
+// (/proc/PID/fd, /proc/PID/fdinfo). False when that cannot be read.
+TRTLLM_RUN_API bool ProcessHoldsWorkDirLock(int pid, const std::string& work_dir);
+
+// Whether a process a run state names is that run's.
+enum class RecordedProcess {
+  kNone,      // nothing recorded (pid 0)
+  kGone,      // not alive, or its pid now belongs to a process started at another time
+  kProven,    // alive, the recorded start time, and the work dir's proof
+  kUnproven,  // anything else: not to be signalled
+};
+struct RecordedProcessCheck {
+  RecordedProcess verdict = RecordedProcess::kNone;
+  std::string why;  // for kGone and kUnproven: what did not match, naming the key
+};
+
+// The supervisor: supervisor_pid > 1, supervisor_start_time present and equal, and the
+// process holds <work_dir>/.lock.
+TRTLLM_RUN_API RecordedProcessCheck CheckRecordedSupervisor(const RunState& state,
+                                                            const std::string& work_dir);
+// The job's process group leader: pid > 1 and pgid == pid, pid_start_time present and
+// equal, and WorkDirMarker(work_dir) in its environment.
+TRTLLM_RUN_API RecordedProcessCheck CheckRecordedJobLeader(const RunState& state,
+                                                           const std::string& work_dir);
+
+// Stops what is left of the job a run state recorded, from another process: the process
+// group (when its leader is proven, CheckRecordedJobLeader) and every other live process
+// that carries WorkDirMarker(work_dir) (children that left the group); SIGTERM (and
+// SIGCONT), then SIGKILL after `grace_seconds`. kInvalidInput naming what did not match
+// when the recorded job process is not proven to be this run's (nothing is signalled);
+// kExecutionError naming the pids that survived SIGKILL; OK when nothing is left.
+// `work_dir` must be job_spec.json's work_dir, checked to be where the files are
+// (CheckWorkDirLocation).
+TRTLLM_RUN_API Status StopRecordedJob(const RunState& state, const std::string& work_dir,
+                                      double grace_seconds);
+
+// kInvalidInput unless `spec.work_dir` names the directory `dir` (the same directory,
+// however the path is spelled): a copied or moved work dir records another directory's
+// run, which must not be acted on from here.
+TRTLLM_RUN_API Status CheckWorkDirLocation(const JobSpec& spec, const std::string& dir);
+
+// Opens a file of work dir `dir` for reading: `path` (absolute, or relative to `dir`)
+// must lie inside `dir` with no symlink on the way out of it, and be a regular file
+// (opened O_NONBLOCK | O_NOFOLLOW, so a FIFO or device never blocks or is read). A path
+// under `recorded_dir` (job_spec.json's work_dir, when the work dir was moved or copied)
+// is taken as the same path under `dir`: a copy reads its own files. Returns the
+// descriptor (close-on-exec; the caller closes it), or kInvalidInput saying why not.
+TRTLLM_RUN_API Result<int> OpenWorkDirFile(const std::string& dir, const std::string& path,
+                                           const std::string& recorded_dir = "");
 
 // The host name of this machine.
 TRTLLM_RUN_API std::string HostName();
@@ -96,9 +155,18 @@ struct WorkDirInfo {
   std::optional<RunState> state;
   std::optional<RunResult> result;
   bool same_host = true;          // run_state.host is this host (pids are meaningful)
-  bool supervisor_alive = false;  // only meaningful when same_host
+  bool supervisor_alive = false;  // proven alive (CheckRecordedSupervisor); when same_host
   bool job_process_alive = false;
-  std::string log_file;               // run_state.log_file, else job_spec.json's
+  // Why the recorded supervisor is neither proven nor gone (CheckRecordedSupervisor's
+  // kUnproven); empty otherwise.
+  std::string supervisor_unproven;
+  // job_spec.json's work_dir is another directory (a copy or a move): its processes are
+  // not this directory's; empty when it is this one.
+  std::string location_problem;
+  // run_state.log_file, else job_spec.json's, mapped into this directory when it was moved
+  // or copied; empty when it is not a file to read (log_refused says why).
+  std::string log_file;
+  std::string log_refused;
   std::vector<std::string> problems;  // unreadable run_state.json, ...
 };
 

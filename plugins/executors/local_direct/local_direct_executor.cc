@@ -4,7 +4,9 @@
 // merged output goes to the terminal and to <work_dir>/<model>_local.log as it arrives.
 // Enforces monitor_timeout_seconds (TIMEOUT) and hang detection ("hang
 // detected" in the log -> HANG_DETECTED), and on every ending (verdict, cancel) leaves no
-// process of the command's process group running.
+// process of the command running: its process group, and the children that left it
+// (setsid) or lost their parent (double forks), found through this process being a child
+// subreaper and the TRTLLM_RUN_WORK_DIR marker every job process inherits (workdir.h).
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -156,7 +158,8 @@ class LocalDirectExecutor : public Executor {
 
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override;
 
-  // Stops the process group recorded in run_state.json (another process's run).
+  // Stops the job recorded in run_state.json (another process's run): only processes
+  // proven to be this work dir's run (StopRecordedJob).
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     Result<RunState> state = ReadRunState(spec.work_dir);
     if (!state.ok()) {
@@ -168,12 +171,8 @@ class LocalDirectExecutor : public Executor {
           "local_direct: the job runs on host " + state->host + ", not here; cancel it there",
           "run `trtllm-run cancel " + spec.work_dir + "` on " + state->host);
     }
-    if (!StopRecordedProcessGroup(state->pgid, state->pid_start_time,
-                                  std::max(0, context.kill_grace_seconds))) {
-      return Status::ExecutionError("local_direct: process group " + std::to_string(state->pgid) +
-                                    " survived SIGKILL");
-    }
-    return Status::Ok();
+    return StopRecordedJob(state.value(), spec.work_dir, std::max(0, context.kill_grace_seconds))
+        .WithContext("local_direct");
   }
 };
 
@@ -189,6 +188,10 @@ class Run {
   }
   void CopyOutput();
   void BeginTermination(StopReason reason, const std::string& why);
+  // The command's processes other than its (reaped or not) leader: its process group and
+  // the processes the tracker finds.
+  std::vector<int> JobProcesses();
+  bool JobAlive() { return child_->GroupAlive() || !JobProcesses().empty(); }
   void Judge();
   int PollTimeoutMs(Clock::time_point now) const;
 
@@ -196,6 +199,7 @@ class Run {
   const ExecContext& context_;
   RunResult result_;
   std::unique_ptr<ChildProcess> child_;
+  std::unique_ptr<JobProcessTracker> tracker_;
   std::unique_ptr<LogFollower> follower_;
   int log_fd_ = -1;
   bool log_write_failed_ = false;
@@ -258,12 +262,21 @@ RunResult Run::Go() {
                             ? spec_.repo_root
                             : spec_.repo_root + "/" + spec_.working_dir;
   options.env = spec_.custom_env;
+  // Last, so that custom_env cannot replace it: every process of the job inherits it.
+  options.env.push_back(WorkDirMarker(spec_.work_dir));
+  if (!BecomeChildSubreaper()) {
+    result_.notes.push_back(
+        "this process could not become a child subreaper: children of the command whose "
+        "parent ends are found by their TRTLLM_RUN_WORK_DIR marker only");
+  }
   Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
   if (!spawned.ok()) {
     ::close(log_fd_);
     return fail(spawned.status().ToString(), "the command could not be started; nothing ran");
   }
   child_ = std::move(spawned.value());
+  tracker_ = std::make_unique<JobProcessTracker>(child_->pid(), child_->pgid(),
+                                                 WorkDirMarkerEntry(spec_.work_dir));
   // For `trtllm-run status/attach/cancel` from another process (workdir.h).
   RunState state = NewRunState(result_.scenario);
   state.pid = child_->pid();
@@ -282,12 +295,12 @@ RunResult Run::Go() {
   if (spec_.monitor_timeout_seconds > 0) {
     deadline_ = start_ + std::chrono::seconds(spec_.monitor_timeout_seconds);
   }
-  Progress("started pid " + std::to_string(child_->pid()) + " (own process group) in " +
-           (options.working_dir.empty() ? std::string("the current directory")
-                                        : options.working_dir) +
-           "; log " + spec_.log_file +
-           (deadline_ ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
-                      : ""));
+  Progress(
+      "started pid " + std::to_string(child_->pid()) + " (own process group) in " +
+      (options.working_dir.empty() ? std::string("the current directory") : options.working_dir) +
+      "; log " + spec_.log_file +
+      (deadline_ ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
+                 : ""));
 
   const double grace = std::max(0, context_.kill_grace_seconds);
   bool hang_seen = false;
@@ -309,31 +322,49 @@ RunResult Run::Go() {
     }
     if (exit_ && stop_ == StopReason::kNone &&
         (child_->output_fd() < 0 || Seconds(now - exit_at_) >= kDrainSeconds)) {
-      if (!child_->GroupAlive()) break;
-      std::vector<int> members = ProcessGroupMembers(child_->pgid());
+      std::vector<int> members =
+          child_->GroupAlive() ? ProcessGroupMembers(child_->pgid()) : std::vector<int>();
+      std::vector<int> escaped = JobProcesses();
+      if (members.empty() && escaped.empty()) break;
+      std::size_t outside = 0;
+      for (int pid : escaped) {
+        if (std::find(members.begin(), members.end(), pid) == members.end()) ++outside;
+      }
       result_.notes.push_back(
-          std::to_string(members.size()) +
-          " process(es) of the command's process group were still running after it "
-          "exited (background jobs); they were sent SIGTERM" +
+          std::to_string(members.size() + outside) +
+          " process(es) the command started were still running after it exited (background "
+          "jobs" +
+          (outside > 0 ? ", " + std::to_string(outside) +
+                             " of them outside its process group: setsid or double fork"
+                       : std::string()) +
+          "); they were sent SIGTERM" +
           (grace > 0 ? ", and SIGKILL if still running after " + FormatSeconds(grace) : ""));
       BeginTermination(StopReason::kLeftovers, "the command exited; ending its leftover processes");
     }
     if (term_sent_at_ && !kill_sent_at_ && Seconds(now - *term_sent_at_) >= grace) {
-      if (child_->GroupAlive()) {
+      if (JobAlive()) {
         child_->SignalGroup(SIGKILL);
+        tracker_->Signal(SIGKILL);
         kill_sent_at_ = now;
-        result_.notes.push_back("the process group was still running " + FormatSeconds(grace) +
-                                " after SIGTERM; sent SIGKILL");
+        result_.notes.push_back("the command's processes were still running " +
+                                FormatSeconds(grace) + " after SIGTERM; sent SIGKILL");
         Progress("still running after " + FormatSeconds(grace) + "; sent SIGKILL");
       }
     }
     if (term_sent_at_) {
-      if (exit_ && !child_->GroupAlive()) break;
+      tracker_->Reap();
+      if (exit_ && !JobAlive()) break;
       if (kill_sent_at_ && Seconds(now - *kill_sent_at_) >= kKillWaitSeconds) {
-        std::vector<int> members = ProcessGroupMembers(child_->pgid());
-        result_.errors.push_back(std::to_string(members.size()) + " process(es) of group " +
-                                 std::to_string(child_->pgid()) +
-                                 " survived SIGKILL (uninterruptible sleep?)");
+        std::vector<int> left = JobProcesses();
+        std::string pids;
+        for (int pid : left) pids += (pids.empty() ? "" : " ") + std::to_string(pid);
+        std::string error = std::to_string(left.size()) +
+                            " process(es) of the command survived SIGKILL (uninterruptible "
+                            "sleep?): pid " +
+                            pids;
+        result_.errors.push_back(error);
+        result_.notes.push_back("not everything the command started could be ended: " + error +
+                                "; check them with `ps -o pid,stat,wchan,args -p " + pids + "`");
         break;
       }
     }
@@ -362,8 +393,9 @@ RunResult Run::Go() {
   CopyOutput();
   if (child_->output_fd() >= 0 && stop_ == StopReason::kNone) {
     result_.notes.push_back(
-        "a process outside the command's process group (started with setsid or as a "
-        "daemon) still holds the command's output open; it was not stopped");
+        "a process that is not one of the command's (it left the process group and dropped "
+        "the TRTLLM_RUN_WORK_DIR marker from its environment) still holds the command's "
+        "output open; it was not stopped");
   }
   child_->CloseOutput();
   ::close(log_fd_);
@@ -381,6 +413,7 @@ RunResult Run::Go() {
   result_.details["pid"] = std::to_string(child_->pid());
   Progress(std::string(RunStatusName(result_.status)) + ": " + result_.reason);
   child_.reset();  // SIGKILLs anything left of the group (nothing, normally) and reaps
+  tracker_->Reap();
   state.state = "finished";
   saved = WriteRunState(spec_.work_dir, state);
   if (!saved.ok()) result_.errors.push_back(saved.ToString());
@@ -423,13 +456,31 @@ void Run::CopyOutput() {
   }
 }
 
+std::vector<int> Run::JobProcesses() {
+  std::vector<int> all = tracker_->Scan();
+  if (child_->GroupAlive()) {
+    for (int pid : ProcessGroupMembers(child_->pgid())) {
+      if (pid != child_->pid() && std::find(all.begin(), all.end(), pid) == all.end()) {
+        all.push_back(pid);
+      }
+    }
+  }
+  return all;
+}
+
 void Run::BeginTermination(StopReason reason, const std::string& why) {
   stop_ = reason;
   term_sent_at_ = Clock::now();
+  // Found before the group is signalled: a child that cleared its environment is still
+  // below a process of the group now.
+  tracker_->Scan();
   child_->SignalGroup(SIGTERM);
+  tracker_->Signal(SIGTERM);
   child_->SignalGroup(SIGCONT);  // a stopped process acts on SIGTERM only once continued
+  tracker_->Signal(SIGCONT);
   if (reason != StopReason::kLeftovers) {
-    Progress(why + "; sent SIGTERM to process group " + std::to_string(child_->pgid()));
+    Progress(why + "; sent SIGTERM to process group " + std::to_string(child_->pgid()) +
+             " and to the command's processes outside it");
   }
 }
 

@@ -491,6 +491,7 @@ PhaseOutcome DockerJob::RunPhase(const std::string& script, const std::string& c
   options.working_dir = spec_.work_dir;
   options.env.push_back({"TRTLLM_RUN_KEEP_CONTAINER", "1"});
   if (!docker_host_.empty()) options.env.push_back({"DOCKER_HOST", docker_host_});
+  options.env.push_back(WorkDirMarker(spec_.work_dir));  // what `trtllm-run cancel` checks
   Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
   if (!spawned.ok()) {
     ::close(log_fd);
@@ -673,10 +674,11 @@ PhaseOutcome DockerJob::RunPhase(const std::string& script, const std::string& c
 }
 
 void DockerJob::Inspect(const std::string& container, PhaseOutcome* outcome) {
-  DockerCliResult inspect = RunDockerCli(
-      {"inspect", "--type", "container", "--format",
-       "{{.State.OOMKilled}}|{{.State.ExitCode}}|{{.State.Status}}|{{.State.Error}}", container},
-      docker_host_, kDockerCallSeconds);
+  DockerCliResult inspect =
+      RunDockerCli({"inspect", "--type", "container", "--format",
+                    "{{.State.OOMKilled}}|{{.State.ExitCode}}|{{.State.Status}}|{{.State.Error}}",
+                    "--", container},
+                   docker_host_, kDockerCallSeconds);
   outcome->inspected = inspect.started && !inspect.timed_out;
   if (inspect.ok()) {
     outcome->container_found = true;
@@ -716,7 +718,8 @@ void DockerJob::Remove(const std::string& container, PhaseOutcome* outcome) {
         container + "` once the engine is back");
     return;
   }
-  DockerCliResult rm = RunDockerCli({"rm", "-f", container}, docker_host_, kDockerCallSeconds);
+  DockerCliResult rm =
+      RunDockerCli({"rm", "-f", "--", container}, docker_host_, kDockerCallSeconds);
   if (rm.ok() || DockerNoSuchObject(rm.output)) {
     outcome->removed = true;
     return;
@@ -897,43 +900,83 @@ RunResult LocalDockerExecutor::Execute(const JobSpec& spec, const ExecContext& c
 
 Status LocalDockerExecutor::Cancel(const JobSpec& spec, const ExecContext& context) {
   Result<RunState> state = ReadRunState(spec.work_dir);
-  std::string container = spec.container_name;
+  if (!state.ok() && state.status().code() != StatusCode::kNotFound) return state.status();
+  auto refuse = [&](const std::string& why) {
+    return Status::InvalidInput("local_docker: " + why + "; nothing was stopped",
+                                "trtllm-run stops only containers it created for the run of " +
+                                    spec.work_dir + "; remove others yourself");
+  };
+  // The engine the run used, as job_spec.json recorded it when the case was prepared.
   std::string docker_host = Extra(spec, kHostKey);
+  if (state.ok() && state->container_engine != docker_host) {
+    return refuse(
+        "run_state.json names the Docker engine '" + state->container_engine +
+        "', but the run was prepared for " +
+        (docker_host.empty() ? std::string("the default engine") : "'" + docker_host + "'") +
+        ": not the engine the run used");
+  }
   std::vector<std::string> containers;
-  if (state.ok()) {
-    if (!state->container_engine.empty()) docker_host = state->container_engine;
-    if (!state->container_name.empty()) containers.push_back(state->container_name);
-  }
-  if (!container.empty()) {
-    containers.push_back(container);
-    containers.push_back(container + "_build");
-  }
-  const int grace = std::max(0, context.kill_grace_seconds);
+  auto add = [&](const std::string& name) {
+    if (!name.empty() &&
+        std::find(containers.begin(), containers.end(), name) == containers.end()) {
+      containers.push_back(name);
+    }
+  };
+  if (state.ok()) add(state->container_name);
+  add(spec.container_name);
+  if (!spec.container_name.empty()) add(spec.container_name + "_build");
+  // Every container is checked before any is touched: its name has this run's form and
+  // its label names this work dir (set at `docker run`).
+  std::vector<std::pair<std::string, std::string>> present;  // name, state
   std::vector<std::string> problems;
   for (const std::string& name : containers) {
-    std::string before = DockerContainerState(name, docker_host);
-    if (before == "absent") continue;
-    if (before.rfind("unknown", 0) == 0) {
-      problems.push_back("container " + name + ": " + before);
+    if (!IsDockerContainerNameFor(name, spec.model_name, spec.work_dir)) {
+      return refuse("container name '" + name +
+                    "' is not one this run created (its containers are named like " +
+                    DockerContainerName(spec.model_name, spec.work_dir) +
+                    ", the last 6 hex digits random)");
+    }
+    DockerCliResult inspect = RunDockerCli(
+        {"inspect", "--type", "container", "--format",
+         std::string("{{.State.Status}}|{{index .Config.Labels \"") + kDockerWorkDirLabel + "\"}}",
+         "--", name},
+        docker_host, kDockerCallSeconds);
+    if (!inspect.ok()) {
+      if (DockerNoSuchObject(inspect.output)) continue;
+      problems.push_back(
+          "container " + name + ": " +
+          (inspect.timed_out ? std::string("docker inspect did not answer") : inspect.LastLine()));
       continue;
     }
+    std::string line = inspect.LastLine();
+    std::size_t bar = line.find('|');
+    std::string status = line.substr(0, bar);
+    std::string label = bar == std::string::npos ? "" : line.substr(bar + 1);
+    if (label != spec.work_dir) {
+      return refuse("container " + name + " does not carry the label " + kDockerWorkDirLabel + "=" +
+                    spec.work_dir + " (it has '" + label + "'): it is not this run's");
+    }
+    present.push_back({name, status});
+  }
+  const int grace = std::max(0, context.kill_grace_seconds);
+  for (const auto& [name, before] : present) {
     if (before == "running" || before == "restarting" || before == "paused") {
-      DockerCliResult stop = RunDockerCli({"stop", "-t", std::to_string(grace), name}, docker_host,
-                                          grace + kDockerCallSeconds);
+      DockerCliResult stop = RunDockerCli({"stop", "-t", std::to_string(grace), "--", name},
+                                          docker_host, grace + kDockerCallSeconds);
       if (!stop.ok() && !DockerNoSuchObject(stop.output)) {
-        RunDockerCli({"kill", name}, docker_host, kDockerCallSeconds);
+        RunDockerCli({"kill", "--", name}, docker_host, kDockerCallSeconds);
       }
     }
-    DockerCliResult rm = RunDockerCli({"rm", "-f", name}, docker_host, kDockerCallSeconds);
+    DockerCliResult rm = RunDockerCli({"rm", "-f", "--", name}, docker_host, kDockerCallSeconds);
     if (!rm.ok() && !DockerNoSuchObject(rm.output)) {
       problems.push_back("docker rm -f " + name + ": " + rm.LastLine());
     }
   }
   // The docker client of the run, if its supervisor is gone and it still runs.
-  if (state.ok() && state->pgid > 0 && (state->host.empty() || state->host == HostName())) {
-    if (!StopRecordedProcessGroup(state->pgid, state->pid_start_time, 1.0)) {
-      problems.push_back("process group " + std::to_string(state->pgid) + " survived SIGKILL");
-    }
+  if (state.ok() && (state->host.empty() || state->host == HostName())) {
+    Status stopped = StopRecordedJob(state.value(), spec.work_dir, 1.0);
+    if (stopped.code() == StatusCode::kInvalidInput) return stopped.WithContext("local_docker");
+    if (!stopped.ok()) problems.push_back(stopped.message());
   }
   if (!problems.empty()) {
     std::string text;

@@ -46,6 +46,12 @@ class BenchWorkflow : public Workflow {
     const std::string tp_text = size_text("tp", bench.tp, bench.tp_option);
     const std::string pp_text = size_text("pp", bench.pp, bench.pp_option);
     int required = bench.world_size();
+    if (request.required_devices == 0) {
+      return Status::InvalidInput(
+          "trtllm-bench needs GPUs; required_devices 0 (CPU only) cannot run it",
+          "leave --required-devices out (tp x pp sizes the job), or use --custom-cmd for CPU-only "
+          "work");
+    }
     if (request.required_devices) {
       required = *request.required_devices;
       plan.notes.push_back("required_devices " + std::to_string(required) +
@@ -81,6 +87,7 @@ class BenchWorkflow : public Workflow {
     plan.command = command;
 
     TRTLLM_RUN_RETURN_IF_ERROR(ApplyDeviceCounts(request, required, &plan));
+    plan.devices_requested = true;  // tp x pp, 1 x 1 when not given
     if (plan.node_count > 1) {
       return Status::InvalidInput(
           "bench_cmd: world_size " + std::to_string(plan.total_required_devices) + " with " +

@@ -69,6 +69,8 @@ class CustomWorkflow : public Workflow {
     plan.model_name = model.value();
     TRTLLM_RUN_RETURN_IF_ERROR(
         ApplyDeviceCounts(request, request.required_devices.value_or(1), &plan));
+    plan.devices_requested = request.required_devices || request.total_required_devices ||
+                             request.required_devices_per_node;
     // Spec 001 Step 3 "Custom": at most 8 GPUs, one node.
     if (plan.required_devices > kMaxCustomDevices) {
       return Status::InvalidInput("required_devices = " + std::to_string(plan.required_devices) +

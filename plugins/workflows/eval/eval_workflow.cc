@@ -29,6 +29,12 @@ class EvalWorkflow : public Workflow {
     if (!args.ok()) return args.status();
     const int world_size = args->world_size();
     int required = world_size;
+    if (request.required_devices == 0) {
+      return Status::InvalidInput(
+          "trtllm-eval needs GPUs; required_devices 0 (CPU only) cannot run it",
+          "leave --required-devices out (tp_size x pp_size sizes the job), or use --custom-cmd "
+          "for CPU-only work");
+    }
     if (request.required_devices) {
       required = *request.required_devices;
       plan.notes.push_back("required_devices " + std::to_string(required) +
@@ -65,6 +71,7 @@ class EvalWorkflow : public Workflow {
                            ": --gpus_per_node of trtllm-eval");
     }
     TRTLLM_RUN_RETURN_IF_ERROR(ApplyDeviceCounts(sizing, required, &plan));
+    plan.devices_requested = true;  // tp_size x pp_size, 1 x 1 when not given
     if (plan.node_count > 1) {
       plan.notes.push_back(
           "eval: " + std::to_string(plan.node_count) +

@@ -229,11 +229,10 @@ void ParseShortSummaryLine(std::string_view line, Collector* collector) {
     if (StartsWith(rest, "[") && close != std::string_view::npos) {
       std::string_view where_reason = rest.substr(close + 2);
       std::size_t colon = where_reason.find(": ");
-      std::string reason =
-          colon == std::string_view::npos
-              ? std::string(where_reason)
-              : std::string(where_reason.substr(colon + 2)) + " (" +
-                    std::string(where_reason.substr(0, colon)) + ")";
+      std::string reason = colon == std::string_view::npos
+                               ? std::string(where_reason)
+                               : std::string(where_reason.substr(colon + 2)) + " (" +
+                                     std::string(where_reason.substr(0, colon)) + ")";
       collector->AddSkipReason(reason);
       return;
     }
@@ -416,7 +415,8 @@ void Judge(const Report& report, const std::string& asked, RunResult* result) {
             (reasons.empty() ? "pytest printed no skip reason (add -rs to the command to see them)"
                              : reasons);
       } else if (c) {
-        result->reason += std::string(result->reason.empty() ? "" : "; ") + "pytest: " + counts_text;
+        result->reason +=
+            std::string(result->reason.empty() ? "" : "; ") + "pytest: " + counts_text;
       }
       return;
     }
@@ -432,8 +432,8 @@ void Judge(const Report& report, const std::string& asked, RunResult* result) {
         failed += (failed.empty() ? "" : ", ") + test.name;
       }
       if (!counts_text.empty() || !failed.empty()) {
-        result->reason += std::string(result->reason.empty() ? "" : "; ") + "pytest: " +
-                          (counts_text.empty() ? "tests failed" : counts_text) +
+        result->reason += std::string(result->reason.empty() ? "" : "; ") +
+                          "pytest: " + (counts_text.empty() ? "tests failed" : counts_text) +
                           (failed.empty() ? "" : " (" + failed + ")");
       }
       return;

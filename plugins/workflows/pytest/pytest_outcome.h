@@ -19,8 +19,8 @@ namespace trtllm_run {
 namespace pytest_outcome {
 
 struct Report {
-  std::optional<TestCounts> counts;    // from the last summary line
-  std::vector<TestCaseOutcome> tests;  // every test pytest named with an outcome, in order
+  std::optional<TestCounts> counts;       // from the last summary line
+  std::vector<TestCaseOutcome> tests;     // every test pytest named with an outcome, in order
   std::vector<std::string> skip_reasons;  // distinct reasons pytest printed for skips
   bool session_started = false;           // "test session starts" was printed
   std::string interrupted;     // "1 error during collection" of "!!! Interrupted: ... !!!"

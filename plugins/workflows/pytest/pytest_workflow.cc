@@ -15,6 +15,7 @@
 #include "python_markers.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
+#include "trtllm_run/input_limits.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/render.h"
 #include "trtllm_run/text.h"
@@ -130,8 +131,13 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   JobPlan plan;
   plan.workflow_type = "pytest";
   plan.command = *request.test_cmd;
+  // A bare node id: "file.py::names" or a file pytest would collect (test_*.py, *_test.py);
+  // a lone "tool.py" may be a script to execute and is left as the command.
   const std::string trimmed = Trim(plan.command);
-  if (IsBareTestId(trimmed)) {
+  const std::string id_file = BaseName(trimmed.substr(0, trimmed.find("::")));
+  if (IsBareTestId(trimmed) && trimmed.rfind("test_e2e[", 0) != 0 &&
+      (trimmed.find("::") != std::string::npos || id_file.rfind("test_", 0) == 0 ||
+       EndsWith(id_file, "_test.py"))) {
     plan.command = TestCommandForId(trimmed);
     plan.notes.push_back("test_cmd is a bare test id: runs as " + plan.command);
   }
@@ -200,6 +206,8 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
                                 "run through the perf-sanity path");
   }
   TRTLLM_RUN_RETURN_IF_ERROR(ApplyDeviceCounts(request, required, &plan));
+  plan.devices_requested = request.required_devices || derived || request.total_required_devices ||
+                           request.required_devices_per_node;
   if (plan.node_count > 1) {
     return Status::InvalidInput(
         "pytest is always single-node, but the request gives node_count = " +
@@ -262,12 +270,14 @@ std::string YamlConfigs(const std::string& folder) {
 }
 
 Result<YAML::Node> LoadPerfConfig(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadFileLimited(path, kMaxCasesFileBytes, "perf config");
   if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput(
         "cannot read perf config '" + path + "': " + text.status().message(),
         "give --perf-config-yaml FILE, a readable perf-sanity config");
   }
+  TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlLimits(text.value(), path));
   try {
     YAML::Node root = YAML::Load(text.value());
     if (!root.IsMap()) {
@@ -501,8 +511,14 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
         "devices: total_required_devices and required_devices_per_node given; "
         "used verbatim");
   }
+  if (request.required_devices == 0) {
+    return Status::InvalidInput(
+        "perf-sanity tests need GPUs; required_devices 0 (CPU only) cannot run them",
+        "leave --required-devices out (the perf config sizes the job)");
+  }
   if (request.required_devices) required = *request.required_devices;
   if (request.node_count) nodes = *request.node_count;
+  plan.devices_requested = true;
   plan.required_devices = required;
   plan.total_required_devices = total;
   plan.required_devices_per_node = per_node;

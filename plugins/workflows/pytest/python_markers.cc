@@ -4,7 +4,8 @@
 #include "python_markers.h"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <string_view>
 
 namespace trtllm_run {
 namespace pytest_markers {
@@ -124,23 +125,94 @@ struct Found {
   std::string marker;
 };
 
+// Hand-written scanners for the marker syntax: linear in the text, no recursion, so any
+// length of source is fine. "Word" characters and spaces are those of Python's \w and \s.
+bool IsWordChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+bool IsSpaceChar(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+size_t SkipSpaces(std::string_view text, size_t i) {
+  while (i < text.size() && IsSpaceChar(text[i])) ++i;
+  return i;
+}
+
+// Whether `word` occurs at `at` as a whole word start (no word character before it).
+bool WordStartsAt(std::string_view text, size_t at, std::string_view word) {
+  return text.compare(at, word.size(), word) == 0 && (at == 0 || !IsWordChar(text[at - 1]));
+}
+
+// A GPU-count marker found: its digits, and how to name it (without the spaces, newlines
+// or comments it may have been written with).
+struct Call {
+  std::string_view digits;
+  std::string shown;
+};
+
+// Every `name ( digits )` call in `text` (spaces allowed).
+std::vector<Call> CountCalls(std::string_view text, std::string_view name) {
+  std::vector<Call> calls;
+  for (size_t at = text.find(name); at != std::string_view::npos; at = text.find(name, at + 1)) {
+    if (!WordStartsAt(text, at, name)) continue;
+    size_t i = SkipSpaces(text, at + name.size());
+    if (i >= text.size() || text[i] != '(') continue;
+    i = SkipSpaces(text, i + 1);
+    const size_t digits_begin = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == digits_begin) continue;
+    const std::string_view digits = text.substr(digits_begin, i - digits_begin);
+    i = SkipSpaces(text, i);
+    if (i >= text.size() || text[i] != ')') continue;
+    calls.push_back({digits, std::string(name) + "(" + std::string(digits) + ")"});
+    at = i;
+  }
+  return calls;
+}
+
+// Every `mark . gpuN` (N digits, then no word character) in `text`.
+std::vector<Call> GpuMarks(std::string_view text) {
+  std::vector<Call> marks;
+  for (size_t at = text.find("mark"); at != std::string_view::npos;
+       at = text.find("mark", at + 1)) {
+    if (!WordStartsAt(text, at, "mark")) continue;
+    size_t i = SkipSpaces(text, at + 4);
+    if (i >= text.size() || text[i] != '.') continue;
+    i = SkipSpaces(text, i + 1);
+    if (text.compare(i, 3, "gpu") != 0) continue;
+    i += 3;
+    const size_t digits_begin = i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == digits_begin || (i < text.size() && IsWordChar(text[i]))) continue;
+    const std::string_view digits = text.substr(digits_begin, i - digits_begin);
+    marks.push_back({digits, "mark.gpu" + std::string(digits)});
+    at = i - 1;
+  }
+  return marks;
+}
+
 Found MarkerDevices(const std::string& text) {
-  static const std::regex kCounted[] = {
-      std::regex(R"(\bskip_less_device\s*\(\s*(\d+)\s*\))"),
-      std::regex(R"(\bskip_less_mpi_world_size\s*\(\s*(\d+)\s*\))"),
-      std::regex(R"(\bmark\s*\.\s*gpu(\d+)\b)"),
-  };
-  static const std::regex kSingle(R"(\bskip_single_gpu\b)");
   Found best;
-  for (const std::regex& pattern : kCounted) {
-    for (std::sregex_iterator it(text.begin(), text.end(), pattern), end; it != end; ++it) {
-      std::string digits = (*it)[1].str();
-      if (digits.size() > 6) continue;  // no test needs a million GPUs (and stoi would throw)
-      int n = std::stoi(digits);
-      if (n > best.devices) best = {n, it->str()};
+  auto consider = [&](const std::vector<Call>& calls) {
+    for (const Call& call : calls) {
+      if (call.digits.size() > 6) continue;  // no test needs a million GPUs (and stoi would throw)
+      int n = std::stoi(std::string(call.digits));
+      if (n > best.devices) best = {n, call.shown};
+    }
+  };
+  consider(CountCalls(text, "skip_less_device"));
+  consider(CountCalls(text, "skip_less_mpi_world_size"));
+  consider(GpuMarks(text));
+  if (best.devices < 2) {
+    static const std::string_view kSingle = "skip_single_gpu";
+    for (size_t at = text.find(kSingle); at != std::string::npos; at = text.find(kSingle, at + 1)) {
+      const size_t after = at + kSingle.size();
+      if (WordStartsAt(text, at, kSingle) && (after == text.size() || !IsWordChar(text[after]))) {
+        best = {2, "skip_single_gpu"};
+        break;
+      }
     }
   }
-  if (best.devices < 2 && std::regex_search(text, kSingle)) best = {2, "skip_single_gpu"};
   return best;
 }
 
@@ -149,14 +221,17 @@ struct ParamSpan {
 };
 
 std::vector<ParamSpan> ParamSpans(const std::string& text) {
-  static const std::regex kParam(R"(\bpytest\s*\.\s*param\s*\()");
   std::vector<ParamSpan> spans;
-  auto begin = std::sregex_iterator(text.begin(), text.end(), kParam);
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    size_t start = static_cast<size_t>(it->position());
-    size_t open = start + static_cast<size_t>(it->length()) - 1;
-    if (!spans.empty() && start < spans.back().end) continue;  // nested in the previous one
-    spans.push_back({start, MatchBracket(text, open)});
+  for (size_t at = text.find("pytest"); at != std::string::npos; at = text.find("pytest", at + 1)) {
+    if (!WordStartsAt(text, at, "pytest")) continue;
+    size_t i = SkipSpaces(text, at + 6);
+    if (i >= text.size() || text[i] != '.') continue;
+    i = SkipSpaces(text, i + 1);
+    if (text.compare(i, 5, "param") != 0) continue;
+    i = SkipSpaces(text, i + 5);
+    if (i >= text.size() || text[i] != '(') continue;
+    if (!spans.empty() && at < spans.back().end) continue;  // nested in the previous one
+    spans.push_back({at, MatchBracket(text, i)});
   }
   return spans;
 }
@@ -212,47 +287,98 @@ std::optional<std::string> StringLiteral(const std::string& arg) {
   return arg.substr(q + skip, arg.size() - q - 2 * skip);
 }
 
-std::string RegexEscape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') out += '\\';
-    out += c;
+// One part of the id pytest makes for a pytest.param: its literal text, or any value
+// (pytest names non-literal values itself: one or more characters other than '-').
+struct IdPiece {
+  bool any = false;
+  std::string literal;
+};
+
+// Whether `pieces`, joined by '-', match `params` from `at` up to a '-' or the end.
+bool PiecesMatchAt(const std::vector<IdPiece>& pieces, const std::string& params, size_t at) {
+  size_t i = at;
+  for (size_t p = 0; p < pieces.size(); ++p) {
+    if (p > 0) {
+      if (i >= params.size() || params[i] != '-') return false;
+      ++i;
+    }
+    if (pieces[p].any) {
+      // What follows is '-' or the end, so the value runs to the next '-': no choice.
+      const size_t end = std::min(params.find('-', i), params.size());
+      if (end == i) return false;
+      i = end;
+    } else {
+      if (params.compare(i, pieces[p].literal.size(), pieces[p].literal) != 0) return false;
+      i += pieces[p].literal.size();
+    }
   }
-  return out;
+  return i == params.size() || params[i] == '-';
+}
+
+// Whether `pieces` match a '-'-separated stretch of `params`: what `(^|-)pieces(-|$)`
+// finds.
+bool PiecesMatch(const std::vector<IdPiece>& pieces, const std::string& params) {
+  for (size_t at = 0; at <= params.size(); ++at) {
+    if ((at == 0 || params[at - 1] == '-') && PiecesMatchAt(pieces, params, at)) return true;
+  }
+  return false;
+}
+
+// `arg` when it is `name = value` (not `==`): the name, else "".
+std::string KeywordName(const std::string& arg) {
+  if (arg.empty() || !(std::isalpha(static_cast<unsigned char>(arg[0])) || arg[0] == '_')) {
+    return "";
+  }
+  size_t i = 1;
+  while (i < arg.size() && IsWordChar(arg[i])) ++i;
+  const size_t name_end = i;
+  i = SkipSpaces(arg, i);
+  if (i >= arg.size() || arg[i] != '=' || (i + 1 < arg.size() && arg[i + 1] == '=')) return "";
+  return arg.substr(0, name_end);
+}
+
+// A number or a name as pytest writes it into an id: [-+]?[\w.]+.
+bool IsPlainValue(const std::string& arg) {
+  size_t i = !arg.empty() && (arg[0] == '-' || arg[0] == '+') ? 1 : 0;
+  if (i == arg.size()) return false;
+  for (; i < arg.size(); ++i) {
+    if (!IsWordChar(arg[i]) && arg[i] != '.') return false;
+  }
+  return true;
 }
 
 // Whether the pytest.param call selects the node's params: its id= or the id pytest
 // makes from its literal values, as a `-`-separated part of the [params] text.
 bool ParamMatches(const std::string& call, const std::string& params, std::string* id_text) {
-  static const std::regex kKeyword(R"(^([A-Za-z_]\w*)\s*=[^=])");
-  std::vector<std::string> pieces;
+  std::vector<IdPiece> pieces;
   for (const std::string& arg : Arguments(call)) {
-    std::smatch match;
-    std::string padded = arg + " ";
-    if (std::regex_search(padded, match, kKeyword)) {
-      if (match[1] == "id") {
+    const std::string keyword = KeywordName(arg);
+    if (!keyword.empty()) {
+      if (keyword == "id") {
         size_t b = arg.find('=') + 1;
         while (b < arg.size() && arg[b] == ' ') ++b;
         std::optional<std::string> id = StringLiteral(arg.substr(b));
         if (!id) return false;
         *id_text = *id;
-        return std::regex_search(params, std::regex("(^|-)" + RegexEscape(*id) + "(-|$)"));
+        return PiecesMatch({IdPiece{false, *id}}, params);
       }
       continue;
     }
     if (std::optional<std::string> literal = StringLiteral(arg)) {
-      pieces.push_back(RegexEscape(*literal));
-    } else if (std::regex_match(arg, std::regex(R"([-+]?[\w.]+)"))) {
-      pieces.push_back(RegexEscape(arg));
+      pieces.push_back({false, *literal});
+    } else if (IsPlainValue(arg)) {
+      pieces.push_back({false, arg});
     } else {
-      pieces.push_back("[^-]+");  // pytest names non-literal values itself
+      pieces.push_back({true, ""});
     }
   }
   if (pieces.empty()) return false;
   std::string body;
-  for (size_t i = 0; i < pieces.size(); ++i) body += (i ? "-" : "") + pieces[i];
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    body += (i ? "-" : "") + (pieces[i].any ? std::string("[^-]+") : pieces[i].literal);
+  }
   *id_text = body;
-  return std::regex_search(params, std::regex("(^|-)" + body + "(-|$)"));
+  return PiecesMatch(pieces, params);
 }
 
 struct Scope {
@@ -276,6 +402,14 @@ std::string DefinedName(const std::string& text, size_t after) {
     ++e;
   }
   return text.substr(b, e - b);
+}
+
+// `pytestmark = ...` or `pytestmark: <annotation> = ...`.
+bool IsPytestmarkAssignment(const std::string& text) {
+  if (text.compare(0, 10, "pytestmark") != 0) return false;
+  size_t i = SkipSpaces(text, 10);
+  if (i < text.size() && text[i] == ':') return text.find('=', i) != std::string::npos;
+  return i < text.size() && text[i] == '=';
 }
 
 }  // namespace
@@ -319,7 +453,6 @@ Lookup FindDeviceMarker(const std::string& source, const NodeId& node) {
   std::vector<std::string> pending;
   std::optional<size_t> target;        // the def (or the class for class nodes)
   std::vector<size_t> target_classes;  // its enclosing classes, outermost first
-  static const std::regex kPytestmark(R"(^pytestmark\s*(:[^=]*)?=)");
 
   for (const Statement& stmt : LogicalLines(source)) {
     while (!stack.empty() && stmt.indent <= scopes[stack.back()].indent) stack.pop_back();
@@ -364,7 +497,7 @@ Lookup FindDeviceMarker(const std::string& source, const NodeId& node) {
       continue;
     }
     pending.clear();
-    if (std::regex_search(text, kPytestmark)) {
+    if (IsPytestmarkAssignment(text)) {
       if (stack.empty()) {
         module_marks.push_back(text);
       } else if (scopes[stack.back()].is_class) {
