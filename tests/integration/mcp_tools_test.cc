@@ -8,6 +8,7 @@
 
 #include "mcp_test_client.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/process.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run_test;
@@ -228,6 +229,30 @@ TEST_CASE("mcp: bad input is a tool error with the CLI's exit-2 text; nothing is
   CHECK_FALSE(fs::exists(repo.path() + "/work_dirs"));
   for (const std::string& line : server.lines()) CHECK(line.find("s3cret") == std::string::npos);
   CheckOnlyMessages(server);
+}
+
+TEST_CASE("mcp: what run_case starts never inherits trtllm-run's secrets from the server",
+          "[mcp]") {
+  TempDir repo("trtllm_mcp_tools");
+  MarkerCleanup cleanup{UniqueMarker("mcp_secret")};
+  const std::string secret = "TRTLLM_RUN_SLURM_PASSWORD=mcp-test-secret";
+  McpProcess server(repo.path(), {}, {{"TRTLLM_RUN_SLURM_PASSWORD", "mcp-test-secret"}});
+  server.Initialize();
+  rapidjson::Document run = server.Call(
+      1, "run_case",
+      RunArgs(repo.path(), "echo " + cleanup.marker + "; env | grep -c TRTLLM_RUN_SLURM; sleep 2",
+              "secret"));
+  const rapidjson::Value& started = Structured(run);
+  REQUIRE(started["supervisor_pid"].IsInt());
+  CHECK(trtllm_run::ProcessEnvironmentHas(server.pid(), secret));  // the server has it ...
+  CHECK_FALSE(trtllm_run::ProcessEnvironmentHas(started["supervisor_pid"].GetInt(),
+                                                secret));  // ... not these
+  CHECK(trtllm_run::ProcessesWithEnvironment(secret) == std::vector<int>{server.pid()});
+  rapidjson::Document done =
+      server.Call(2, "wait_case", HandleArg(Str(started, "handle"), "\"timeout_s\":30"));
+  const rapidjson::Value& state = Structured(done);
+  CHECK(Str(state, "status") == "PASSED");
+  CHECK_THAT(ReadTextFile(Str(state, "log_file")), Catch::Contains("\n0\n"));  // grep -c: none
 }
 
 TEST_CASE("mcp: plan_case then run_case on its handle; one run per work dir; case_log pages",

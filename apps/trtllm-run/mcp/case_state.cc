@@ -32,18 +32,27 @@ bool IsFile(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::uint64_t FileSize(const std::string& path) {
+// Opens a file of the handle `dir` as the CLI's readers do (workdir.h OpenWorkDirFile: a
+// regular file inside the directory, no symlink out, never blocking); -1 when refused.
+int OpenInside(const std::string& dir, const std::string& path, const std::string& recorded) {
+  if (path.empty()) return -1;
+  Result<int> fd = OpenWorkDirFile(dir, path, recorded);
+  return fd.ok() ? fd.value() : -1;
+}
+
+std::uint64_t SizeOf(int fd) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
 // The last `count` non-empty lines of the file's last 32 KiB, each at most kMaxLineBytes.
-std::vector<std::string> LastLines(const std::string& path, int count) {
+std::vector<std::string> LastLines(const std::string& dir, const std::string& path, int count,
+                                   const std::string& recorded = "") {
   std::vector<std::string> lines;
   if (count <= 0) return lines;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  int fd = OpenInside(dir, path, recorded);
   if (fd < 0) return lines;
-  std::uint64_t size = FileSize(path);
+  std::uint64_t size = SizeOf(fd);
   std::uint64_t start = size > 32768 ? size - 32768 : 0;
   std::string text(static_cast<std::size_t>(size - start), '\0');
   ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
@@ -144,7 +153,11 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
   state->workflow = info.spec.workflow_type;
   state->model_name = info.spec.model_name;
   state->log_file = info.log_file;
-  state->log_bytes = FileSize(info.log_file);
+  state->recorded_dir = info.spec.work_dir;
+  if (int fd = OpenInside(handle, info.log_file, info.spec.work_dir); fd >= 0) {
+    state->log_bytes = SizeOf(fd);
+    ::close(fd);
+  }
   std::optional<SpawnRecord> spawn;
   if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kExecRecordFile)); record.ok()) {
     spawn = record.value();
@@ -193,7 +206,7 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
         state->reason = "trtllm-run exec (pid " + std::to_string(spawn->pid) + ") is starting it";
       } else {
         state->status = "abandoned";
-        std::vector<std::string> why = LastLines(Join(handle, kSupervisorLogFile), 1);
+        std::vector<std::string> why = LastLines(handle, Join(handle, kSupervisorLogFile), 1);
         state->reason = "trtllm-run exec (pid " + std::to_string(spawn->pid) +
                         ") ended before it started the case" +
                         (why.empty() ? "" : ": " + why.back());
@@ -201,9 +214,11 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
       break;
   }
   for (const std::string& problem : info.problems) state->reason += "; warning: " + problem;
-  state->last_lines = LastLines(state->log_file, options.log_lines);
+  if (!info.log_refused.empty()) state->reason += "; log not read: " + info.log_refused;
+  if (!info.location_problem.empty()) state->reason += "; " + info.location_problem;
+  state->last_lines = LastLines(handle, state->log_file, options.log_lines, info.spec.work_dir);
   if (state->last_lines.empty() && !state->finished) {
-    state->last_lines = LastLines(Join(handle, kSupervisorLogFile), options.log_lines);
+    state->last_lines = LastLines(handle, Join(handle, kSupervisorLogFile), options.log_lines);
   }
   if (options.query_slurm && !state->finished && !state->job_id.empty() &&
       state->scenario == "local_slurm") {
@@ -249,8 +264,11 @@ void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseSt
     state->elapsed_s = SecondsSince(spawn->started_at);
   }
   state->log_file = supervisor_log;
-  state->log_bytes = FileSize(supervisor_log);
-  state->last_lines = LastLines(supervisor_log, options.log_lines);
+  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
+    state->log_bytes = SizeOf(fd);
+    ::close(fd);
+  }
+  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
   Result<std::string> text = ReadFile(Join(run_dir, "result.json"));
   Document doc;
   if (text.ok()) doc.Parse(text->c_str(), text->size());
@@ -437,14 +455,15 @@ std::string CaseStateText(const CaseState& state) {
   return out.str();
 }
 
-Result<LogChunk> ReadLogChunk(const std::string& path, std::int64_t offset, std::size_t max_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+Result<LogChunk> ReadLogChunk(const CaseState& state, std::int64_t offset, std::size_t max_bytes) {
+  const std::string& path = state.log_file;
+  int fd = OpenInside(state.handle, path, state.recorded_dir);
   if (fd < 0) {
-    return Status::NotFound("the log '" + path + "' does not exist (yet)",
+    return Status::NotFound("the log '" + path + "' cannot be read (yet)",
                             "the job has not written output yet: call wait_case first");
   }
   LogChunk chunk;
-  chunk.size = FileSize(path);
+  chunk.size = SizeOf(fd);
   std::uint64_t start = 0;
   if (offset < 0) {
     std::uint64_t back = static_cast<std::uint64_t>(-offset);

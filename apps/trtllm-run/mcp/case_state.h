@@ -60,6 +60,7 @@ struct CaseState {
   std::optional<double> elapsed_s;  // since the run started (its duration once finished)
   double waited_s = 0;              // how long this call waited
   std::string log_file;
+  std::string recorded_dir;  // job_spec.json's work_dir (another one for a copied dir)
   std::uint64_t log_bytes = 0;
   std::vector<std::string> last_lines;
   int supervisor_pid = 0;
@@ -82,13 +83,14 @@ Value CaseStateToJson(const CaseState& state, Allocator& alloc);
 // Two or three lines for people and models: status, reason, what to do next.
 std::string CaseStateText(const CaseState& state);
 
-// A piece of a log: `offset` >= 0 from the start, < 0 that many bytes before the end;
-// at most `max_bytes`, cut at UTF-8 character boundaries.
+// A piece of the state's log (read as the CLI reads work dir files): `offset` >= 0 from
+// the start, < 0 that many bytes before the end; at most `max_bytes`, cut at UTF-8
+// character boundaries.
 struct LogChunk {
   std::string text;
   std::uint64_t offset = 0, next_offset = 0, size = 0;
 };
-Result<LogChunk> ReadLogChunk(const std::string& path, std::int64_t offset, std::size_t max_bytes);
+Result<LogChunk> ReadLogChunk(const CaseState& state, std::int64_t offset, std::size_t max_bytes);
 
 // The repo root as the CLI finds it: `given`, else the nearest directory above the cwd
 // that holds .git, else the cwd.

@@ -215,8 +215,7 @@ Value RequestFieldSchema(const RequestField& field, Allocator& a) {
       SetStr(&schema, "type", "string", a);
       break;
     case FieldType::kInt:
-      SetStr(&schema, "type", "integer", a);
-      Set(&schema, "minimum", Value(1), a);
+      SetStr(&schema, "type", "integer", a);  // its range is the CLI's (help says it)
       break;
     case FieldType::kBool:
       SetStr(&schema, "type", "boolean", a);

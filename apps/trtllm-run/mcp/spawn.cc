@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "trtllm_run/process.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::mcp {
@@ -27,7 +28,8 @@ void WriteAll(int fd, const void* data, std::size_t size) {
   }
 }
 
-[[noreturn]] void ExecGrandchild(char* const* argv, const char* out, const char* err, int report) {
+[[noreturn]] void ExecGrandchild(char* const* argv, char* const* envp, const char* out,
+                                 const char* err, int report) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -46,7 +48,7 @@ void WriteAll(int fd, const void* data, std::size_t size) {
   if (::syscall(SYS_close_range, 3U, ~0U, kCloseRangeCloexec) != 0) {
     for (int fd = 3; fd < 4096; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
   }
-  ::execv(argv[0], argv);
+  ::execve(argv[0], argv, envp);
   int error = errno;
   WriteAll(report, &error, sizeof error);
   ::_exit(127);
@@ -73,6 +75,10 @@ Result<DetachedProcess> SpawnDetached(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  std::vector<std::string> env = ChildEnvironment({});  // trtllm-run's secrets stay here
+  std::vector<char*> envp;
+  for (std::string& entry : env) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     return Status::ExecutionError(std::string("pipe: ") + std::strerror(errno));
@@ -89,7 +95,7 @@ Result<DetachedProcess> SpawnDetached(const std::vector<std::string>& argv,
     ::setsid();
     pid_t grandchild = ::fork();
     if (grandchild == 0)
-      ExecGrandchild(args.data(), stdout_path.c_str(), stderr_path.c_str(), report[1]);
+      ExecGrandchild(args.data(), envp.data(), stdout_path.c_str(), stderr_path.c_str(), report[1]);
     WriteAll(report[1], &grandchild, sizeof grandchild);
     ::_exit(grandchild < 0 ? 1 : 0);
   }

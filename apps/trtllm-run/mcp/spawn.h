@@ -20,7 +20,9 @@ struct DetachedProcess {
 
 // Runs argv[0] (a path) with argv, stdin from /dev/null, stdout to `stdout_path` and
 // stderr to `stderr_path` (created or appended; "/dev/null" is fine), every other
-// descriptor closed, default signal dispositions and an empty signal mask. Returns once
+// descriptor closed, default signal dispositions, an empty signal mask and this
+// environment without trtllm-run's secrets (process.h ChildEnvironment): what the server
+// starts authenticates with keys or a control master, never a password. Returns once
 // the program was executed; kExecutionError naming it and the OS error when it could
 // not be (nothing is left running then).
 Result<DetachedProcess> SpawnDetached(const std::vector<std::string>& argv,

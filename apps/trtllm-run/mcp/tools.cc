@@ -146,8 +146,8 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
     if (name.find("password") != std::string::npos) {
       return Status::InvalidInput(
           "'" + EscapeControl(name) + "': passwords are never tool arguments",
-          "use SSH keys or a ControlMaster connection a person opened once (see the trtllm-run "
-          "skill), or $TRTLLM_RUN_SLURM_PASSWORD in the server's environment");
+          "use SSH keys, or a ControlMaster connection a person opened once "
+          "($TRTLLM_RUN_SSH_CONTROL_DIR, see the trtllm-run skill)");
     }
     std::vector<std::string> values;
     TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &values));

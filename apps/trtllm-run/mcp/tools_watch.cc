@@ -187,7 +187,7 @@ ToolOutcome Tools::CaseLog(const Value& args) {
   std::int64_t offset = offset_arg && offset_arg->IsInt64() ? offset_arg->GetInt64() : 0;
   std::size_t max_bytes = static_cast<std::size_t>(NumberArg(args, "max_bytes", 16384));
   LogChunk chunk;
-  Result<LogChunk> read = ReadLogChunk(state->log_file, offset, max_bytes);
+  Result<LogChunk> read = ReadLogChunk(state.value(), offset, max_bytes);
   if (read.ok()) chunk = read.value();
   Document doc(rapidjson::kObjectType);
   Allocator& a = doc.GetAllocator();

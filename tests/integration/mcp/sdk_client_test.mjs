@@ -98,10 +98,10 @@ await step("plan_case: a good request gives the plan and writes the work dir", a
 });
 
 await step("plan_case: bad input is a tool error with the CLI's exit-2 text", async () => {
-  const args = { custom_cmd: "echo x", required_devices: 0, repo_root: repo };
+  const args = { custom_cmd: "echo x", total_required_devices: 0, repo_root: repo };
   const result = await call(client, "plan_case", args);
   assert.equal(result.isError, true);
-  const cli = spawnSync(BIN, ["plan", "--custom-cmd", "echo x", "--required-devices", "0",
+  const cli = spawnSync(BIN, ["plan", "--custom-cmd", "echo x", "--total-required-devices", "0",
                               "--repo-root", repo], { encoding: "utf8" });
   assert.equal(cli.status, 2);
   assert.equal(result.content[0].text, cli.stderr.trim());
