@@ -197,6 +197,43 @@ std::string Quote(const std::string& text) {
   return out + "\"";
 }
 
+// The table: per case the process (baseline), the in-process and the stdio round trip.
+// True when every case met the target.
+bool PrintReport(const std::vector<Case>& cases, int runs) {
+  auto fixed = [](double value) {
+    std::ostringstream out;
+    out << std::fixed << std::setprecision(2) << value;
+    return out.str();
+  };
+  std::cout
+      << "\nplan_case round trip vs trtllm-run plan, local_slurm with a saved slurm_env.json, "
+      << runs << " runs each (ms)\n";
+  std::cout << std::left << std::setw(48) << "case / way" << std::setw(10) << "median"
+            << std::setw(10) << "p90" << std::setw(22) << "target (median)"
+            << "result\n";
+  bool all = true;
+  for (const Case& c : cases) {
+    double process = Median(c.process_ms);
+    double inside = Median(c.in_process_ms);
+    bool pass = inside < process / 2;
+    all = all && pass;
+    std::cout << std::setw(48) << c.name + ": trtllm-run plan (a process)" << std::setw(10)
+              << fixed(process) << std::setw(10) << fixed(P90(c.process_ms)) << std::setw(22)
+              << "baseline"
+              << "\n";
+    std::cout << std::setw(48) << c.name + ": tools/call plan_case, in-process warm"
+              << std::setw(10) << fixed(inside) << std::setw(10) << fixed(P90(c.in_process_ms))
+              << std::setw(22) << "< " + fixed(process / 2) + " (process/2)"
+              << (pass ? "PASS" : "MISS") << "  (" << fixed(process / inside) << "x faster)\n";
+    std::cout << std::setw(48) << c.name + ": tools/call plan_case, stdio to warm mcp"
+              << std::setw(10) << fixed(Median(c.stdio_ms)) << std::setw(10)
+              << fixed(P90(c.stdio_ms)) << std::setw(22) << "-"
+              << "\n";
+  }
+  std::cout << "\nresult: " << (all ? "targets met" : "TARGETS MISSED") << "\n";
+  return all;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -311,36 +348,6 @@ int main(int argc, char** argv) {
   }
   fs::remove_all(dir);
 
-  auto fixed = [](double value) {
-    std::ostringstream out;
-    out << std::fixed << std::setprecision(2) << value;
-    return out.str();
-  };
-  std::cout
-      << "\nplan_case round trip vs trtllm-run plan, local_slurm with a saved slurm_env.json, "
-      << runs << " runs each (ms)\n";
-  std::cout << std::left << std::setw(48) << "case / way" << std::setw(10) << "median"
-            << std::setw(10) << "p90" << std::setw(22) << "target (median)"
-            << "result\n";
-  bool all = true;
-  for (const Case& c : cases) {
-    double process = Median(c.process_ms);
-    double inside = Median(c.in_process_ms);
-    bool pass = inside < process / 2;
-    all = all && pass;
-    std::cout << std::setw(48) << c.name + ": trtllm-run plan (a process)" << std::setw(10)
-              << fixed(process) << std::setw(10) << fixed(P90(c.process_ms)) << std::setw(22)
-              << "baseline"
-              << "\n";
-    std::cout << std::setw(48) << c.name + ": tools/call plan_case, in-process warm"
-              << std::setw(10) << fixed(inside) << std::setw(10) << fixed(P90(c.in_process_ms))
-              << std::setw(22) << "< " + fixed(process / 2) + " (process/2)"
-              << (pass ? "PASS" : "MISS") << "  (" << fixed(process / inside) << "x faster)\n";
-    std::cout << std::setw(48) << c.name + ": tools/call plan_case, stdio to warm mcp"
-              << std::setw(10) << fixed(Median(c.stdio_ms)) << std::setw(10)
-              << fixed(P90(c.stdio_ms)) << std::setw(22) << "-"
-              << "\n";
-  }
-  std::cout << "\nresult: " << (all ? "targets met" : "TARGETS MISSED") << "\n";
+  bool all = PrintReport(cases, runs);
   return check && !all ? 1 : 0;
 }
