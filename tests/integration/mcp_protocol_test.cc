@@ -24,7 +24,7 @@ long PeakRssKib(int pid) {
 }  // namespace
 
 TEST_CASE(
-    "mcp: legacy initialize negotiates 2025-11-25 or 2025-06-18; results have no modern fields",
+    "mcp: legacy initialize negotiates 2025-11-25 or 2025-06-18, results have no modern fields",
     "[mcp]") {
   TempDir repo("trtllm_mcp_proto");
   for (const auto& [asked, expected] :
@@ -188,7 +188,7 @@ TEST_CASE("mcp: malformed messages get JSON-RPC errors and the server goes on", 
   CHECK(WEXITSTATUS(server.status()) == 0);
 }
 
-TEST_CASE("mcp: an oversized message is refused without being held whole; the next is served",
+TEST_CASE("mcp: an oversized message is refused without being held whole, the next is served",
           "[mcp]") {
   TempDir repo("trtllm_mcp_proto");
   McpProcess server(repo.path());
@@ -224,7 +224,7 @@ TEST_CASE("mcp: an oversized message is refused without being held whole; the ne
   CheckOnlyMessages(small);
 }
 
-TEST_CASE("mcp: stdout holds only protocol messages; warnings and logs go to stderr", "[mcp]") {
+TEST_CASE("mcp: stdout holds only protocol messages, warnings and logs go to stderr", "[mcp]") {
   TempDir repo("trtllm_mcp_proto");
   // Broken plugins make the runtime warn; --verbose logs every message.
   McpProcess server(repo.path(),

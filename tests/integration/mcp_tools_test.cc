@@ -9,6 +9,7 @@
 #include "mcp_test_client.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/workdir.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run_test;
@@ -74,7 +75,7 @@ TEST_CASE("mcp: wait_case sends monotonic progress notifications only when given
   CheckOnlyMessages(server);
 }
 
-TEST_CASE("mcp: notifications/cancelled ends a wait without an answer; other requests go on",
+TEST_CASE("mcp: notifications/cancelled ends a wait without an answer, other requests go on",
           "[mcp]") {
   TempDir repo("trtllm_mcp_tools");
   MarkerCleanup cleanup{UniqueMarker("mcp_cancelled")};
@@ -118,7 +119,7 @@ TEST_CASE("mcp: notifications/cancelled ends a wait without an answer; other req
 }
 
 TEST_CASE(
-    "mcp: the server survives its client vanishing mid-wait; the case goes on; a new "
+    "mcp: the server survives its client vanishing mid-wait, the case goes on, a new "
     "server's wait_case gets the verdict",
     "[mcp]") {
   TempDir repo("trtllm_mcp_tools");
@@ -164,7 +165,7 @@ TEST_CASE(
   CHECK(ReadTextFile(Str(state, "log_file")).find("survived") != std::string::npos);
 }
 
-TEST_CASE("mcp: bad input is a tool error with the CLI's exit-2 text; nothing is planned",
+TEST_CASE("mcp: bad input is a tool error with the CLI's exit-2 text, nothing is planned",
           "[mcp]") {
   TempDir repo("trtllm_mcp_tools");
   McpProcess server(repo.path());
@@ -255,7 +256,7 @@ TEST_CASE("mcp: what run_case starts never inherits trtllm-run's secrets from th
   CHECK_THAT(ReadTextFile(Str(state, "log_file")), Catch::Contains("\n0\n"));  // grep -c: none
 }
 
-TEST_CASE("mcp: plan_case then run_case on its handle; one run per work dir; case_log pages",
+TEST_CASE("mcp: plan_case then run_case on its handle, one run per work dir, case_log pages",
           "[mcp]") {
   TempDir repo("trtllm_mcp_tools");
   McpProcess server(repo.path());
@@ -296,8 +297,9 @@ TEST_CASE("mcp: cancel_case stops a running case as trtllm-run cancel does", "[m
   MarkerCleanup cleanup{UniqueMarker("mcp_cancel")};
   McpProcess server(repo.path());
   server.Initialize();
-  rapidjson::Document run = server.Call(
-      1, "run_case", RunArgs(repo.path(), "echo " + cleanup.marker + "; sleep 300", "cancel"));
+  rapidjson::Document run =
+      server.Call(1, "run_case",
+                  RunArgs(repo.path(), "echo " + cleanup.marker + "; sleep 300; true", "cancel"));
   std::string handle = Str(Structured(run), "handle");
   server.Call(2, "wait_case", HandleArg(handle, "\"timeout_s\":1"));
   rapidjson::Document cancelled = server.Call(3, "cancel_case", HandleArg(handle));
@@ -310,7 +312,7 @@ TEST_CASE("mcp: cancel_case stops a running case as trtllm-run cancel does", "[m
   CHECK_THAT(Str(Structured(again), "cancel_output"), Catch::Contains("nothing to cancel"));
 }
 
-TEST_CASE("mcp: run_cases starts a cases file under one handle; wait_case has every verdict",
+TEST_CASE("mcp: run_cases starts a cases file under one handle, wait_case has every verdict",
           "[mcp]") {
   TempDir repo("trtllm_mcp_tools");
   std::string cases = repo.path() + "/cases.yaml";
@@ -343,6 +345,63 @@ TEST_CASE("mcp: run_cases starts a cases file under one handle; wait_case has ev
       server.Call(20, "case_status", HandleArg(Str(state["cases"][1], "handle")));
   CHECK(Str(Structured(one), "status") == "FAILED");
   CheckOnlyMessages(server);
+}
+
+TEST_CASE("mcp: cancel_case on a run_cases handle cancels every case of the run", "[mcp]") {
+  TempDir repo("trtllm_mcp_tools");
+  MarkerCleanup cleanup{UniqueMarker("mcp_cases_cancel")};
+  std::string cases = repo.path() + "/cases.yaml";
+  WriteTextFile(cases, "- {name: long, custom_cmd: 'echo " + cleanup.marker +
+                           "; sleep 300; true'}\n"
+                           "- {name: later, custom_cmd: 'echo never'}\n");
+  McpProcess server(repo.path());
+  server.Initialize();
+  rapidjson::Document started =
+      server.Call(1, "run_cases",
+                  "{\"cases_file\":" + Quoted(cases) +
+                      ",\"scenario\":\"local_direct\",\"repo_root\":" + Quoted(repo.path()) + "}");
+  std::string handle = Str(Structured(started), "handle");
+  for (int i = 0; i < 100 && !ProcessWithMarkerAlive(cleanup.marker); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(ProcessWithMarkerAlive(cleanup.marker));
+  rapidjson::Document cancelled = server.Call(2, "cancel_case", HandleArg(handle, "\"wait_s\":60"));
+  const rapidjson::Value& state = Structured(cancelled);
+  INFO(JsonText(state));
+  CHECK(Str(state, "status") == "CANCELLED");
+  CHECK(state["finished"].GetBool());
+  REQUIRE(state["cases"].Size() == 2);
+  CHECK(Str(state["cases"][0], "status") == "CANCELLED");
+  CHECK(Str(state["cases"][1], "status") == "CANCELLED");
+  CHECK(WaitNoProcessWithMarker(cleanup.marker, 10));
+}
+
+TEST_CASE("mcp: a forged supervisor record cannot make cancel_case signal another process",
+          "[mcp]") {
+  TempDir repo("trtllm_mcp_tools");
+  MarkerCleanup cleanup{UniqueMarker("mcp_forged")};
+  McpProcess server(repo.path());
+  server.Initialize();
+  std::string handle = Str(
+      Structured(server.Call(1, "plan_case", RunArgs(repo.path(), "echo x", "forged"))), "handle");
+  // Someone writes a record naming an unrelated process, with its true start time.
+  Shell("bash -c 'sleep 60; : " + cleanup.marker + "' >/dev/null 2>&1 &");
+  std::vector<int> pids;
+  for (int i = 0; i < 50 && pids.empty(); ++i) {
+    pids = PidsWithMarker(cleanup.marker);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(pids.size() == 1);
+  WriteTextFile(
+      handle + "/mcp_exec.json",
+      "{\"supervisor_pid\": " + std::to_string(pids[0]) +
+          ", \"supervisor_start_time\": " + std::to_string(trtllm_run::ProcessStartTime(pids[0])) +
+          ", \"started_at\": \"2026-01-01T00:00:00Z\", \"argv\": [\"sleep\", \"60\"]}\n");
+  rapidjson::Document cancelled = server.Call(2, "cancel_case", HandleArg(handle, "\"wait_s\":2"));
+  INFO(JsonText(cancelled));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  CHECK(ProcessWithMarkerAlive(cleanup.marker));
+  CHECK(Str(Structured(server.Call(3, "case_status", HandleArg(handle))), "status") == "abandoned");
 }
 
 TEST_CASE(

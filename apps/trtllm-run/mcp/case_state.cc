@@ -170,7 +170,7 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
     if (!info.state->started_at.empty()) started_at = info.state->started_at;
   } else if (spawn) {
     state->supervisor_pid = spawn->pid;
-    state->supervisor_alive = SameProcessAlive(spawn->pid, spawn->start_time);
+    state->supervisor_alive = SupervisorProven(*spawn, handle);
   }
   state->elapsed_s = SecondsSince(started_at);
   switch (info.phase) {
@@ -258,9 +258,9 @@ void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseSt
   std::optional<SpawnRecord> spawn;
   if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kCasesRecordFile)); record.ok()) {
     spawn = record.value();
-    run_dir = spawn->run_dir;
+    run_dir = Join(handle, "run");  // where run_cases put it, whatever the record says
     state->supervisor_pid = spawn->pid;
-    state->supervisor_alive = SameProcessAlive(spawn->pid, spawn->start_time);
+    state->supervisor_alive = SupervisorProven(*spawn, handle);
     state->elapsed_s = SecondsSince(spawn->started_at);
   }
   state->log_file = supervisor_log;
@@ -356,6 +356,19 @@ Result<SpawnRecord> ReadSpawnRecord(const std::string& path) {
     }
   }
   return record;
+}
+
+bool SupervisorProven(const SpawnRecord& record, const std::string& handle) {
+  if (record.pid <= 1 || record.start_time == 0 || record.argv.empty()) return false;
+  if (!SameProcessAlive(record.pid, record.start_time)) return false;
+  bool names_handle =
+      std::find(record.argv.begin(), record.argv.end(), handle) != record.argv.end() ||
+      std::find(record.argv.begin(), record.argv.end(), Join(handle, "run")) != record.argv.end();
+  if (!names_handle) return false;
+  Result<std::string> cmdline = ReadFile("/proc/" + std::to_string(record.pid) + "/cmdline");
+  std::string expected;
+  for (const std::string& arg : record.argv) expected += arg + '\0';
+  return cmdline.ok() && cmdline.value() == expected;
 }
 
 Result<std::string> CheckHandle(const std::string& handle) {

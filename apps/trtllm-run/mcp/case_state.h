@@ -37,6 +37,12 @@ struct SpawnRecord {
 Status WriteSpawnRecord(const std::string& path, const SpawnRecord& record);
 Result<SpawnRecord> ReadSpawnRecord(const std::string& path);
 
+// True when the record's process is alive and proven to be the supervisor the server
+// started for `handle`: pid > 1, its start time as recorded, its command line exactly the
+// recorded argv, which names the handle. A record written by anyone else cannot make the
+// server signal another process.
+bool SupervisorProven(const SpawnRecord& record, const std::string& handle);
+
 // An absolute, normalized handle without a trailing '/', or kInvalidInput/kNotFound
 // naming it when it is no directory trtllm-run made.
 Result<std::string> CheckHandle(const std::string& handle);

@@ -139,10 +139,10 @@ ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
   // asked directly, as Ctrl-C would: it cancels what it started and writes the verdict.
   auto stop_supervisor = [&](const std::string& record_file) {
     Result<SpawnRecord> record = ReadSpawnRecord(handle + "/" + record_file);
-    if (!record.ok() || !SameProcessAlive(record->pid, record->start_time)) return;
+    if (!record.ok() || !SupervisorProven(record.value(), handle)) return;
     ::kill(record->pid, SIGTERM);
     output += "asked trtllm-run (pid " + std::to_string(record->pid) + ") to stop (SIGTERM)\n";
-    while (Since(start) < wait && SameProcessAlive(record->pid, record->start_time)) {
+    while (Since(start) < wait && SupervisorProven(record.value(), handle)) {
       if (!context.Sleep(kPollSeconds)) break;
     }
   };

@@ -140,7 +140,7 @@ await step("run_case + wait_case: a local_direct case, waited for across calls",
 
 await step("cancel_case: a running case is CANCELLED and its process is gone", async () => {
   const started = await call(client, "run_case", {
-    custom_cmd: `echo ${marker}_cancel; sleep 300`, scenario: "local_direct", repo_root: repo,
+    custom_cmd: `echo ${marker}_cancel; sleep 300; true`, scenario: "local_direct", repo_root: repo,
     model_name: "sdk_cancel" });
   const handle = started.structuredContent.handle;
   const running = await call(client, "wait_case", { handle, timeout_s: 1 });
