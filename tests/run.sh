@@ -6,7 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
 
-cmake/install_deps.sh
+# The MCP SDK-client test needs Node and npm: Debian's, unless a Node that ships its own
+# npm is there already (NodeSource's nodejs conflicts with Debian's npm package).
+node_packages=()
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  node_packages=(nodejs npm)
+fi
+cmake/install_deps.sh "${node_packages[@]}"
 
 echo "== format check (clang-format, .clang-format)"
 git ls-files -co --exclude-standard '*.cc' '*.h' | xargs clang-format --dry-run --Werror

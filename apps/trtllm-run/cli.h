@@ -26,6 +26,7 @@ int AttachMain(int argc, char** argv);
 int CancelMain(int argc, char** argv);
 int ReleaseMain(int argc, char** argv);
 int EnvMain(int argc, char** argv);
+int McpMain(int argc, char** argv);
 
 // Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
 // bad input and unknown names, 3 otherwise).

@@ -1,6 +1,7 @@
 // trtllm-run run: one case, from flags or a request file, to a verdict.
 #include <signal.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "cli.h"
@@ -37,6 +38,16 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
   options.cancel = &cancel;
   options.kill_grace_seconds = kill_grace;
   options.cases_file = path;
+  if (vm.count("run-dir")) {
+    // The caller names the run by this directory (the MCP server's run_cases handle):
+    // a second run must not take a "_2" name beside it.
+    options.run_dir = vm["run-dir"].as<std::string>();
+    std::error_code error;
+    if (options.run_dir.empty() || std::filesystem::exists(options.run_dir, error)) {
+      return UsageError("run", "--run-dir '" + options.run_dir +
+                                   "' must name a directory that does not exist yet");
+    }
+  }
   Result<MultiRunResult> result = RunCases(*runtime.value(), cases.value(), options);
   if (!result.ok()) return Fail("run", result.status());
   std::cerr << "\n" << FormatCasesTable(result.value()) << "\n";
@@ -72,7 +83,10 @@ int RunMain(int argc, char** argv) {
                      "--cases: cases in flight at once (Slurm jobs of one cluster share one "
                      "watcher)")(
       "max-parallel-local", po::value<int>()->default_value(1),
-      "--cases: of those, cases running on this host (local_direct, local_docker) at once");
+      "--cases: of those, cases running on this host (local_direct, local_docker) at once")(
+      "run-dir", po::value<std::string>(),
+      "--cases: the directory of the combined result.json (default: "
+      "<repo>/work_dirs/cases_<time>); it must not exist yet");
   po::options_description visible;
   visible.add(CaseOptions()).add(run_options).add(cases_options).add(PluginOptions());
   po::variables_map vm;
@@ -89,8 +103,10 @@ int RunMain(int argc, char** argv) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("run", writable);
   }
-  if (!vm["max-parallel"].defaulted() || !vm["max-parallel-local"].defaulted()) {
-    return UsageError("run", "--max-parallel and --max-parallel-local need --cases FILE");
+  if (!vm["max-parallel"].defaulted() || !vm["max-parallel-local"].defaulted() ||
+      vm.count("run-dir")) {
+    return UsageError("run",
+                      "--max-parallel, --max-parallel-local and --run-dir need --cases FILE");
   }
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("run", runtime.status());

@@ -36,6 +36,8 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::ReleaseMain},
     {"env", "probe Slurm (slurm_env.json) here or on a login node; --env-check: host facts",
      trtllm_run::cli::EnvMain},
+    {"mcp", "serve the Model Context Protocol on stdio: tools for coding agents",
+     trtllm_run::cli::McpMain},
 };
 
 void PrintUsage(std::ostream& out) {

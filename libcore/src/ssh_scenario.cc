@@ -269,7 +269,13 @@ Result<std::unique_ptr<SshScenario>> MakeSshScenario(const SshOptions& options) 
   // random suffix: Unix socket paths hold 107 bytes, so the directory gets at most 48.
   const size_t kMaxDirLength = 107 - 1 - 40 - 17 - 1;
   std::error_code error;
-  if (options.control_dir.empty()) {
+  SshOptions resolved = options;
+  const char* shared = std::getenv(kSharedControlDirVariable);
+  if (resolved.control_dir.empty() && shared != nullptr && shared[0] == '/') {
+    resolved.control_dir = shared;
+    scenario->options_.control_dir = shared;
+  }
+  if (resolved.control_dir.empty()) {
     const std::string name = "/trtllm-ssh-XXXXXX";
     std::string base = "/tmp";
     const char* tmpdir = std::getenv("TMPDIR");
@@ -286,17 +292,17 @@ Result<std::unique_ptr<SshScenario>> MakeSshScenario(const SshOptions& options) 
     scenario->control_dir_ = buffer.data();
     scenario->owns_control_dir_ = true;
   } else {
-    if (options.control_dir.size() > kMaxDirLength) {
+    if (resolved.control_dir.size() > kMaxDirLength) {
       return Status::InvalidInput(
-          "SSH control directory '" + options.control_dir + "' is too long for a socket path",
+          "SSH control directory '" + resolved.control_dir + "' is too long for a socket path",
           "use a directory path of at most " + std::to_string(kMaxDirLength) + " characters");
     }
-    fs::create_directories(options.control_dir, error);
+    fs::create_directories(resolved.control_dir, error);
     if (error) {
-      return Status::IoError("cannot create the SSH control directory '" + options.control_dir +
+      return Status::IoError("cannot create the SSH control directory '" + resolved.control_dir +
                              "': " + error.message());
     }
-    scenario->control_dir_ = options.control_dir;
+    scenario->control_dir_ = resolved.control_dir;
   }
   scenario->control_path_ = scenario->control_dir_ + "/%C";
   if (!scenario->password_.empty()) {
@@ -397,6 +403,7 @@ Status SshScenario::EnsureMaster() {
                           : "check the host, port, user and password");
   }
   ++connections_opened_;
+  started_master_ = true;
   return Status::Ok();
 }
 
@@ -410,9 +417,13 @@ Result<CommandOutput> SshScenario::Run(const std::vector<std::string>& argv,
 Status SshScenario::Close() {
   if (closed_) return Status::Ok();
   closed_ = true;
-  std::vector<std::string> argv = BaseArgv();
-  argv.insert(argv.end(), {"-O", "exit", "--", options_.destination});
-  Result<CommandOutput> exit_master = RunCaptured(argv, {}, "");
+  // A master someone else started (a person's ControlMaster in the shared directory)
+  // is theirs: it stays.
+  if (started_master_ || owns_control_dir_) {
+    std::vector<std::string> argv = BaseArgv();
+    argv.insert(argv.end(), {"-O", "exit", "--", options_.destination});
+    (void)RunCaptured(argv, {}, "");  // best effort: ControlPersist ends it anyway
+  }
   if (owns_control_dir_) {
     std::error_code error;
     fs::remove_all(control_dir_, error);
@@ -420,7 +431,6 @@ Status SshScenario::Close() {
     std::error_code error;
     fs::remove(askpass_path_, error);
   }
-  (void)exit_master;
   return Status::Ok();
 }
 

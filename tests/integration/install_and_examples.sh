@@ -49,12 +49,17 @@ for path in bin/trtllm-run \
   lib/cmake/TrtllmRun/TrtllmRunConfig.cmake \
   lib/cmake/TrtllmRun/TrtllmRunConfigVersion.cmake \
   lib/cmake/TrtllmRun/TrtllmRunTargets.cmake \
-  lib/cmake/TrtllmRun/TrtllmRunPlugin.cmake; do
+  lib/cmake/TrtllmRun/TrtllmRunPlugin.cmake \
+  share/trtllm-run/skills/trtllm-run/SKILL.md; do
   [[ -e "$PREFIX/$path" ]] || fail "install did not create $PREFIX/$path"
 done
 compgen -G "$PREFIX/lib/libtrtllm_run_core.so*" >/dev/null ||
   fail "install did not create $PREFIX/lib/libtrtllm_run_core.so*"
 [[ -x "$PREFIX/bin/trtllm-run" ]] || fail "$PREFIX/bin/trtllm-run is not executable"
+# The skill in the format agents load: front matter with name and description first.
+skill=$PREFIX/share/trtllm-run/skills/trtllm-run/SKILL.md
+[[ $(sed -n 1p "$skill") == --- && $(sed -n 2p "$skill") == "name: trtllm-run" ]] &&
+  sed -n 3p "$skill" | grep -q '^description: .' || fail "$skill lacks its front matter"
 if compgen -G "$PREFIX/lib/trtllm-run/plugins/*" | grep -v -e workflow_ -e executor_ >/dev/null; then
   fail "unexpected files in $PREFIX/lib/trtllm-run/plugins: $(ls "$PREFIX/lib/trtllm-run/plugins")"
 fi

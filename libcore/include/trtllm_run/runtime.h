@@ -60,6 +60,14 @@ struct PreparedCase {
   JobSpec spec;
 };
 
+// The plan as `trtllm-run plan` prints it: work dir, script, workflow, model, image, the
+// devices and nodes as the executor placed them, scenario and the notes. Ends with "\n".
+TRTLLM_RUN_API std::string FormatPlanSummary(const PreparedCase& prepared);
+
+// The plan's notes: the workflow, derivation and routing decisions, then the executor's
+// resolution notes (job_spec.json extra "resolution_notes"), one line each.
+TRTLLM_RUN_API std::vector<std::string> PlanNotes(const PreparedCase& prepared);
+
 class TRTLLM_RUN_API Runtime {
  public:
   // Builds a registry from the plugin search path. Plugins that fail to load are

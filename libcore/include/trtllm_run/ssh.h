@@ -27,15 +27,22 @@
 
 namespace trtllm_run {
 
+// The environment variable naming a shared control directory (SshOptions::control_dir).
+inline constexpr char kSharedControlDirVariable[] = "TRTLLM_RUN_SSH_CONTROL_DIR";
+
 struct SshOptions {
   std::string destination;    // "host" or "user@host" (or an ssh_config Host alias)
   int port = 0;               // 0: ssh's default (22 or ssh_config)
   std::string user;           // -l USER; empty: from the destination or ssh_config
   std::string identity_file;  // -i FILE with IdentitiesOnly=yes; empty: ssh's default keys
-  // Directory of the control socket. Empty: a private directory (0700) is created under
-  // $TMPDIR and removed, with the master, by Close() or the destructor. Given: it is
-  // created if missing and kept; the master then outlives this object (ControlPersist)
-  // unless Close() is called, so a later process can reuse it.
+  // Directory of the control socket (<dir>/%C). Empty: $TRTLLM_RUN_SSH_CONTROL_DIR when
+  // set (an absolute path), else a private directory (0700) is created under $TMPDIR and
+  // removed, with the master, by Close() or the destructor. Given (or from the
+  // variable): it is created if missing and kept; the master then outlives this object
+  // (ControlPersist) unless Close() is called, so a later process can reuse it. A master
+  // already answering there is used as it is, and Close() leaves one it did not start:
+  // a person can open it once for an MFA login with
+  //   ssh -fNM -o ControlPath=$TRTLLM_RUN_SSH_CONTROL_DIR/%C -o ControlPersist=12h user@host
   std::string control_dir;
   int control_persist_seconds = 600;  // the master's idle lifetime
   int connect_timeout_seconds = 20;
@@ -102,6 +109,7 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
   std::string password_;
   bool owns_control_dir_ = false;
   bool closed_ = false;
+  bool started_master_ = false;  // EnsureMaster() started the master (Close() ends it)
   int connections_opened_ = 0;
 };
 

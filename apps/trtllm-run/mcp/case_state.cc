@@ -1,0 +1,565 @@
+#include "case_state.h"
+
+#include <fcntl.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "trtllm_run/result.h"
+#include "trtllm_run/scenario.h"
+#include "trtllm_run/slurm_job.h"
+#include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
+
+namespace trtllm_run::mcp {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::size_t kMaxLineBytes = 400;  // of one line in last_lines
+
+std::string Join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
+
+bool IsFile(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Opens a file of the handle `dir` as the CLI's readers do (workdir.h OpenWorkDirFile: a
+// regular file inside the directory, no symlink out, never blocking); -1 when refused.
+int OpenInside(const std::string& dir, const std::string& path, const std::string& recorded) {
+  if (path.empty()) return -1;
+  Result<int> fd = OpenWorkDirFile(dir, path, recorded);
+  return fd.ok() ? fd.value() : -1;
+}
+
+std::uint64_t SizeOf(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
+// The last `count` non-empty lines of the file's last 32 KiB, each at most kMaxLineBytes.
+std::vector<std::string> LastLines(const std::string& dir, const std::string& path, int count,
+                                   const std::string& recorded = "") {
+  std::vector<std::string> lines;
+  if (count <= 0) return lines;
+  int fd = OpenInside(dir, path, recorded);
+  if (fd < 0) return lines;
+  std::uint64_t size = SizeOf(fd);
+  std::uint64_t start = size > 32768 ? size - 32768 : 0;
+  std::string text(static_cast<std::size_t>(size - start), '\0');
+  ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
+  ::close(fd);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) continue;
+    if (line.size() > kMaxLineBytes) line = line.substr(0, kMaxLineBytes) + "...";
+    lines.push_back(ValidUtf8(line));
+  }
+  if (start > 0 && !lines.empty()) lines.erase(lines.begin());  // may start mid-line
+  if (lines.size() > static_cast<std::size_t>(count)) {
+    lines.erase(lines.begin(), lines.end() - count);
+  }
+  return lines;
+}
+
+const char* Advice(const std::string& status) {
+  static const std::map<std::string, const char*> kAdvice = {
+      {"PASSED", "done: the case passed"},
+      {"FAILED",
+       "the command failed: read reason and diagnosis, then case_log (offset -65536 shows the "
+       "log's end); fix the code or test and run it again"},
+      {"SKIPPED",
+       "nothing was tested: every selected test was skipped (e.g. too few GPUs here); run it "
+       "where the tests' requirements hold (more GPUs, another device_type or cluster)"},
+      {"TIMEOUT",
+       "it ran past monitor_timeout (or Slurm's time limit): case_log shows where it stalled; "
+       "raise monitor_timeout/time_limit only if it was still making progress"},
+      {"HANG_DETECTED",
+       "a hang detector line appeared: read the log around it and the stack dumps; a deadlock "
+       "(NCCL, MPI) is not fixed by running it again"},
+      {"OUT_OF_MEMORY",
+       "out of memory (OOM killer, Slurm memory limit or CUDA OOM): use smaller batch or "
+       "sequence sizes, more GPUs (tp), or nodes with more memory"},
+      {"CANCELLED", "it was cancelled (reason says by whom); run it again if that was not meant"},
+      {"ERROR",
+       "an infrastructure problem, not a test verdict (could not start, node failure, missing "
+       "records): read reason, fix the environment (image, partition, account, paths), run "
+       "again"},
+      {"running", "call wait_case again (at most 100 s per call); case_log shows the output"},
+      {"starting", "its trtllm-run exec is starting it: call wait_case"},
+      {"not_started", "planned only: run_case with this handle starts it"},
+      {"abandoned",
+       "its supervising trtllm-run ended without a verdict: last_lines and supervisor.log say "
+       "why; cancel_case stops whatever is left"},
+  };
+  auto it = kAdvice.find(status);
+  return it == kAdvice.end() ? "" : it->second;
+}
+
+// The verdict name of a `run --cases` exit code (most severe verdict first).
+std::string StatusOfCasesExit(int code) {
+  switch (code) {
+    case kExitPassed:
+      return "PASSED";
+    case kExitFailed:
+      return "FAILED";
+    case kExitTimeout:
+      return "TIMEOUT";
+    case kExitHangDetected:
+      return "HANG_DETECTED";
+    case kExitCancelled:
+    case kExitUserInterrupt:
+      return "CANCELLED";
+    case kExitOutOfMemory:
+      return "OUT_OF_MEMORY";
+    case kExitSkipped:
+      return "SKIPPED";
+    default:
+      return "ERROR";
+  }
+}
+
+void AddSlurmState(CaseState* state) {
+  std::unique_ptr<Scenario> local = MakeLocalScenario();
+  Result<CommandOutput> out =
+      local->Run({"timeout", "10", "scontrol", "-o", "show", "job", state->job_id}, "");
+  if (!out.ok()) return;
+  if (IsInvalidJobIdError(out->stdout_text + out->stderr_text)) {
+    state->slurm_state = "UNKNOWN";
+    state->slurm_reason = "the controller no longer knows the job";
+    return;
+  }
+  for (const SlurmJobRecord& record : ParseScontrolJobs(out->stdout_text)) {
+    if (record.job_id != state->job_id) continue;
+    state->slurm_state = record.state;
+    state->slurm_reason = record.reason;
+  }
+}
+
+void ReadSingleCase(const std::string& handle, const StateOptions& options, CaseState* state) {
+  Result<WorkDirInfo> inspected = InspectWorkDir(handle);
+  const WorkDirInfo& info = inspected.value();  // CheckHandle saw job_spec.json
+  state->scenario = info.spec.scenario;
+  state->workflow = info.spec.workflow_type;
+  state->model_name = info.spec.model_name;
+  state->log_file = info.log_file;
+  state->recorded_dir = info.spec.work_dir;
+  if (int fd = OpenInside(handle, info.log_file, info.spec.work_dir); fd >= 0) {
+    state->log_bytes = SizeOf(fd);
+    ::close(fd);
+  }
+  std::optional<SpawnRecord> spawn;
+  if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kExecRecordFile)); record.ok()) {
+    spawn = record.value();
+  }
+  std::string started_at = spawn ? spawn->started_at : "";
+  if (info.state) {
+    state->supervisor_pid = info.state->supervisor_pid;
+    state->supervisor_alive = info.supervisor_alive;
+    state->job_id = info.state->job_id;
+    if (!info.state->started_at.empty()) started_at = info.state->started_at;
+  } else if (spawn) {
+    state->supervisor_pid = spawn->pid;
+    state->supervisor_alive = SupervisorProven(*spawn, handle);
+  }
+  state->elapsed_s = SecondsSince(started_at);
+  switch (info.phase) {
+    case WorkDirPhase::kFinished: {
+      const RunResult& result = *info.result;
+      state->status = RunStatusName(result.status);
+      state->finished = true;
+      state->exit_code = ExitCodeFor(result);
+      state->reason = result.reason;
+      state->diagnosis = result.diagnosis;
+      state->elapsed_s = result.duration_seconds;
+      auto job = result.details.find("job_id");
+      if (job != result.details.end()) state->job_id = job->second;
+      state->result_json = ResultToJson(result);
+      break;
+    }
+    case WorkDirPhase::kRunning:
+      state->status = "running";
+      state->reason = "supervised by trtllm-run pid " + std::to_string(state->supervisor_pid) +
+                      (info.same_host ? "" : " on host " + info.state->host);
+      break;
+    case WorkDirPhase::kAbandoned:
+      state->status = "abandoned";
+      state->reason = "the supervising trtllm-run (pid " + std::to_string(state->supervisor_pid) +
+                      ") ended without writing result.json";
+      break;
+    case WorkDirPhase::kNotStarted:
+      if (!spawn) {
+        state->status = "not_started";
+        state->reason = "prepared (job_spec.json); nothing was started";
+      } else if (state->supervisor_alive) {
+        state->status = "starting";
+        state->reason = "trtllm-run exec (pid " + std::to_string(spawn->pid) + ") is starting it";
+      } else {
+        state->status = "abandoned";
+        std::vector<std::string> why = LastLines(handle, Join(handle, kSupervisorLogFile), 1);
+        state->reason = "trtllm-run exec (pid " + std::to_string(spawn->pid) +
+                        ") ended before it started the case" +
+                        (why.empty() ? "" : ": " + why.back());
+      }
+      break;
+  }
+  for (const std::string& problem : info.problems) state->reason += "; warning: " + problem;
+  if (!info.log_refused.empty()) state->reason += "; log not read: " + info.log_refused;
+  if (!info.location_problem.empty()) state->reason += "; " + info.location_problem;
+  state->last_lines = LastLines(handle, state->log_file, options.log_lines, info.spec.work_dir);
+  if (state->last_lines.empty() && !state->finished) {
+    state->last_lines = LastLines(handle, Join(handle, kSupervisorLogFile), options.log_lines);
+  }
+  if (options.query_slurm && !state->finished && !state->job_id.empty() &&
+      state->scenario == "local_slurm") {
+    AddSlurmState(state);
+  }
+}
+
+// The cases a running `run --cases` started so far, from its "[case N] trtllm-run: work
+// dir DIR" progress lines.
+std::vector<CaseItem> StartedCases(const std::string& supervisor_log) {
+  std::vector<CaseItem> items;
+  Result<std::string> text = ReadFile(supervisor_log);
+  if (!text.ok()) return items;
+  std::istringstream stream(text.value());
+  const std::string marker = "] trtllm-run: work dir ";
+  for (std::string line; std::getline(stream, line);) {
+    std::size_t at = line.find(marker);
+    if (line.rfind("[case ", 0) != 0 || at == std::string::npos) continue;
+    CaseItem item;
+    item.name = line.substr(1, at - 1);
+    item.handle = line.substr(at + marker.size());
+    StateOptions quick;
+    quick.log_lines = 0;
+    quick.query_slurm = false;
+    Result<CaseState> state = ReadCaseState(item.handle, quick);
+    item.status = state.ok() ? state->status : "unknown";
+    if (state.ok()) item.job_id = state->job_id;
+    items.push_back(item);
+  }
+  return items;
+}
+
+void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseState* state) {
+  state->kind = "cases";
+  std::string run_dir = handle;
+  std::string supervisor_log = Join(handle, kSupervisorLogFile);
+  std::optional<SpawnRecord> spawn;
+  if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kCasesRecordFile)); record.ok()) {
+    spawn = record.value();
+    run_dir = Join(handle, "run");  // where run_cases put it, whatever the record says
+    state->supervisor_pid = spawn->pid;
+    state->supervisor_alive = SupervisorProven(*spawn, handle);
+    state->elapsed_s = SecondsSince(spawn->started_at);
+  }
+  state->log_file = supervisor_log;
+  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
+    state->log_bytes = SizeOf(fd);
+    ::close(fd);
+  }
+  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
+  Result<std::string> text = ReadFile(Join(run_dir, "result.json"));
+  Document doc;
+  if (text.ok()) doc.Parse(text->c_str(), text->size());
+  if (text.ok() && !doc.HasParseError() && doc.IsObject()) {
+    const Value* exit_code = Member(doc, "exit_code");
+    int code = exit_code && exit_code->IsInt() ? exit_code->GetInt() : kExitError;
+    state->status = StatusOfCasesExit(code);
+    state->finished = true;
+    state->exit_code = code;
+    state->result_json = text.value();
+    const Value* duration = Member(doc, "duration_seconds");
+    if (duration && duration->IsNumber()) state->elapsed_s = duration->GetDouble();
+    const Value* cases = Member(doc, "cases");
+    std::map<std::string, int> counts;
+    for (rapidjson::SizeType i = 0; cases && cases->IsArray() && i < cases->Size(); ++i) {
+      const Value& entry = (*cases)[i];
+      CaseItem item;
+      auto get = [&](const char* key) {
+        const Value* v = Member(entry, key);
+        return v && v->IsString() ? std::string(v->GetString()) : std::string();
+      };
+      item.name = get("name");
+      item.status = get("status");
+      item.handle = get("work_dir");
+      item.job_id = get("job_id");
+      ++counts[item.status];
+      state->cases.push_back(item);
+    }
+    state->reason = std::to_string(state->cases.size()) + " case(s):";
+    for (const auto& [status, count] : counts) {
+      state->reason += " " + std::to_string(count) + " " + status;
+    }
+    return;
+  }
+  state->cases = StartedCases(supervisor_log);
+  if (state->supervisor_alive) {
+    state->status = "running";
+    state->reason = std::to_string(state->cases.size()) + " case(s) started so far";
+  } else {
+    state->status = "abandoned";
+    state->reason = "the supervising trtllm-run run --cases ended without the combined result";
+  }
+}
+
+}  // namespace
+
+Status WriteSpawnRecord(const std::string& path, const SpawnRecord& record) {
+  Document doc(rapidjson::kObjectType);
+  Allocator& a = doc.GetAllocator();
+  Set(&doc, "supervisor_pid", Value(record.pid), a);
+  Set(&doc, "supervisor_start_time", Value(static_cast<uint64_t>(record.start_time)), a);
+  SetStr(&doc, "started_at", record.started_at, a);
+  Set(&doc, "argv", StrArray(record.argv, a), a);
+  if (!record.cases_file.empty()) SetStr(&doc, "cases_file", record.cases_file, a);
+  if (!record.run_dir.empty()) SetStr(&doc, "run_dir", record.run_dir, a);
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buffer);
+  doc.Accept(writer);
+  return WriteFileAtomic(path, std::string(buffer.GetString(), buffer.GetSize()) + "\n");
+}
+
+Result<SpawnRecord> ReadSpawnRecord(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  Document doc;
+  doc.Parse(text->c_str(), text->size());
+  if (doc.HasParseError() || !doc.IsObject()) {
+    return Status::InvalidInput(path + " is not a JSON object");
+  }
+  SpawnRecord record;
+  auto str = [&](const char* key) {
+    const Value* v = Member(doc, key);
+    return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : "";
+  };
+  const Value* pid = Member(doc, "supervisor_pid");
+  const Value* start = Member(doc, "supervisor_start_time");
+  record.pid = pid && pid->IsInt() ? pid->GetInt() : 0;
+  record.start_time = start && start->IsUint64() ? start->GetUint64() : 0;
+  record.started_at = str("started_at");
+  record.cases_file = str("cases_file");
+  record.run_dir = str("run_dir");
+  if (const Value* argv = Member(doc, "argv"); argv && argv->IsArray()) {
+    for (const Value& arg : argv->GetArray()) {
+      if (arg.IsString()) record.argv.push_back(arg.GetString());
+    }
+  }
+  return record;
+}
+
+bool SupervisorProven(const SpawnRecord& record, const std::string& handle) {
+  if (record.pid <= 1 || record.start_time == 0 || record.argv.empty()) return false;
+  if (!SameProcessAlive(record.pid, record.start_time)) return false;
+  bool names_handle =
+      std::find(record.argv.begin(), record.argv.end(), handle) != record.argv.end() ||
+      std::find(record.argv.begin(), record.argv.end(), Join(handle, "run")) != record.argv.end();
+  if (!names_handle) return false;
+  Result<std::string> cmdline = ReadFile("/proc/" + std::to_string(record.pid) + "/cmdline");
+  std::string expected;
+  for (const std::string& arg : record.argv) expected += arg + '\0';
+  return cmdline.ok() && cmdline.value() == expected;
+}
+
+Result<std::string> CheckHandle(const std::string& handle) {
+  const char* hint =
+      "a handle is the work dir plan_case, run_case or run_cases returned; list_cases lists "
+      "the recent ones";
+  if (handle.empty()) return Status::InvalidInput("the handle is empty", hint);
+  std::error_code error;
+  std::string dir = fs::absolute(handle, error).lexically_normal().string();
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (!fs::is_directory(dir, error)) {
+    return Status::NotFound("handle '" + EscapeControl(handle) + "' does not exist", hint);
+  }
+  if (IsFile(Join(dir, "job_spec.json")) || IsFile(Join(dir, kCasesRecordFile))) return dir;
+  Result<std::string> text = ReadFile(Join(dir, "result.json"));
+  if (text.ok() && text->find("\"kind\": \"cases\"") != std::string::npos) return dir;
+  return Status::InvalidInput(
+      "'" + dir + "' is not a trtllm-run work dir (no job_spec.json, no " + kCasesRecordFile + ")",
+      hint);
+}
+
+Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& options) {
+  Result<std::string> dir = CheckHandle(handle);
+  if (!dir.ok()) return dir.status();
+  CaseState state;
+  state.handle = dir.value();
+  if (IsFile(Join(state.handle, "job_spec.json"))) {
+    Result<WorkDirInfo> info = InspectWorkDir(state.handle);
+    if (!info.ok()) {
+      return Status::InvalidInput("'" + state.handle + "': " + info.status().message(),
+                                  "a work dir holds a valid job_spec.json");
+    }
+    ReadSingleCase(state.handle, options, &state);
+  } else {
+    ReadCasesRun(state.handle, options, &state);
+  }
+  state.next = Advice(state.status);
+  return state;
+}
+
+Value CaseStateToJson(const CaseState& state, Allocator& a) {
+  Value out(rapidjson::kObjectType);
+  auto str_or_null = [&](const char* key, const std::string& value) {
+    Set(&out, key, value.empty() ? Value() : Str(value, a), a);
+  };
+  SetStr(&out, "handle", state.handle, a);
+  SetStr(&out, "kind", state.kind, a);
+  SetStr(&out, "status", state.status, a);
+  Set(&out, "finished", Value(state.finished), a);
+  Set(&out, "exit_code", state.exit_code ? Value(*state.exit_code) : Value(), a);
+  SetStr(&out, "reason", state.reason, a);
+  SetStr(&out, "diagnosis", state.diagnosis, a);
+  SetStr(&out, "scenario", state.scenario, a);
+  SetStr(&out, "workflow", state.workflow, a);
+  SetStr(&out, "model_name", state.model_name, a);
+  str_or_null("job_id", state.job_id);
+  str_or_null("slurm_state", state.slurm_state);
+  str_or_null("slurm_reason", state.slurm_reason);
+  Set(&out, "elapsed_s", state.elapsed_s ? Value(*state.elapsed_s) : Value(), a);
+  Set(&out, "waited_s", Value(state.waited_s), a);
+  SetStr(&out, "log_file", state.log_file, a);
+  Set(&out, "log_bytes", Value(static_cast<uint64_t>(state.log_bytes)), a);
+  Set(&out, "last_lines", StrArray(state.last_lines, a), a);
+  Set(&out, "supervisor_pid", state.supervisor_pid > 0 ? Value(state.supervisor_pid) : Value(), a);
+  Set(&out, "supervisor_alive", Value(state.supervisor_alive), a);
+  std::optional<Value> result;
+  if (!state.result_json.empty()) result = ParseInto(state.result_json, a);
+  Set(&out, "result", result ? std::move(*result) : Value(), a);
+  Value cases(rapidjson::kArrayType);
+  for (const CaseItem& item : state.cases) {
+    Value entry(rapidjson::kObjectType);
+    SetStr(&entry, "name", item.name, a);
+    SetStr(&entry, "status", item.status, a);
+    SetStr(&entry, "handle", item.handle, a);
+    Set(&entry, "job_id", item.job_id.empty() ? Value() : Str(item.job_id, a), a);
+    cases.PushBack(entry, a);
+  }
+  Set(&out, "cases", cases, a);
+  SetStr(&out, "next", state.next, a);
+  return out;
+}
+
+std::string CaseStateText(const CaseState& state) {
+  std::ostringstream out;
+  out << state.status << ": " << state.handle;
+  if (!state.scenario.empty()) out << " (" << state.scenario << ")";
+  if (!state.job_id.empty()) out << ", Slurm job " << state.job_id;
+  if (!state.slurm_state.empty()) out << " " << state.slurm_state;
+  if (state.elapsed_s) out << ", " << static_cast<long long>(*state.elapsed_s) << " s";
+  out << "\n";
+  if (!state.reason.empty()) out << "reason: " << state.reason << "\n";
+  if (!state.diagnosis.empty()) out << "diagnosis: " << state.diagnosis << "\n";
+  if (!state.finished && !state.last_lines.empty()) {
+    out << "last line: " << state.last_lines.back() << "\n";
+  }
+  out << "next: " << state.next;
+  return out.str();
+}
+
+Result<LogChunk> ReadLogChunk(const CaseState& state, std::int64_t offset, std::size_t max_bytes) {
+  const std::string& path = state.log_file;
+  int fd = OpenInside(state.handle, path, state.recorded_dir);
+  if (fd < 0) {
+    return Status::NotFound("the log '" + path + "' cannot be read (yet)",
+                            "the job has not written output yet: call wait_case first");
+  }
+  LogChunk chunk;
+  chunk.size = SizeOf(fd);
+  std::uint64_t start = 0;
+  if (offset < 0) {
+    std::uint64_t back = static_cast<std::uint64_t>(-offset);
+    start = back > chunk.size ? 0 : chunk.size - back;
+  } else {
+    start = std::min<std::uint64_t>(static_cast<std::uint64_t>(offset), chunk.size);
+  }
+  std::string bytes(std::min<std::uint64_t>(max_bytes, chunk.size - start), '\0');
+  ssize_t n =
+      bytes.empty() ? 0 : ::pread(fd, bytes.data(), bytes.size(), static_cast<off_t>(start));
+  ::close(fd);
+  bytes.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  // Start and end on character boundaries (continuation bytes are 10xxxxxx).
+  std::size_t skip = 0;
+  while (skip < bytes.size() && skip < 3 && start > 0 &&
+         (static_cast<unsigned char>(bytes[skip]) & 0xC0) == 0x80) {
+    ++skip;
+  }
+  std::size_t end = bytes.size();
+  if (start + end < chunk.size) {
+    std::size_t back = 0;
+    while (back < 3 && back < end &&
+           (static_cast<unsigned char>(bytes[end - 1 - back]) & 0xC0) == 0x80) {
+      ++back;
+    }
+    if (back < end && static_cast<unsigned char>(bytes[end - 1 - back]) >= 0xC0) end -= back + 1;
+  }
+  if (end < skip) end = skip;
+  chunk.offset = start + skip;
+  chunk.next_offset = start + end;
+  chunk.text = ValidUtf8(std::string_view(bytes).substr(skip, end - skip));
+  return chunk;
+}
+
+Result<std::string> ResolveRepoRootDir(const std::string& given) {
+  std::error_code error;
+  if (!given.empty()) {
+    fs::path root = fs::absolute(given, error);
+    if (error || !fs::is_directory(root, error)) {
+      return Status::InvalidInput("repo_root '" + EscapeControl(given) + "' is not a directory",
+                                  "give the TensorRT-LLM checkout the cases ran in");
+    }
+    return fs::weakly_canonical(root, error).string();
+  }
+  fs::path cwd = fs::current_path(error);
+  if (error) return Status::IoError("cannot read the current directory: " + error.message());
+  for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", error)) return dir.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return cwd.string();
+}
+
+std::vector<CaseState> ListCases(const std::string& repo_root, int limit) {
+  std::vector<std::pair<std::int64_t, std::string>> dirs;
+  std::error_code error;
+  for (const auto& entry : fs::directory_iterator(fs::path(repo_root) / "work_dirs", error)) {
+    struct stat st {};
+    std::string path = entry.path().string();
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (!CheckHandle(path).ok()) continue;
+    dirs.emplace_back(
+        static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, path);
+  }
+  std::sort(dirs.begin(), dirs.end(), [](const auto& a, const auto& b) { return a > b; });
+  std::vector<CaseState> states;
+  StateOptions quick;
+  quick.log_lines = 0;
+  quick.query_slurm = false;
+  for (const auto& [mtime, path] : dirs) {
+    if (static_cast<int>(states.size()) >= limit) break;
+    Result<CaseState> state = ReadCaseState(path, quick);
+    if (state.ok()) states.push_back(state.value());
+  }
+  return states;
+}
+
+std::optional<double> SecondsSince(const std::string& iso_utc) {
+  std::tm tm{};
+  const char* end = ::strptime(iso_utc.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return std::nullopt;
+  std::time_t then = ::timegm(&tm);
+  return std::max(0.0, std::difftime(std::time(nullptr), then));
+}
+
+}  // namespace trtllm_run::mcp

@@ -1,0 +1,369 @@
+#include "tools.h"
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "case_state.h"
+#include "schemas.h"
+#include "spawn.h"
+#include "trtllm_run/multi_run.h"
+#include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
+
+namespace trtllm_run::mcp {
+namespace fs = std::filesystem;
+
+namespace {
+
+// How long run_case and run_cases wait for the supervisor to record its run (and, on
+// Slurm, the job id) before they answer: long enough for sbatch, short against the
+// hosts' tool-call limits.
+constexpr double kStartWaitSeconds = 5;
+
+std::string Kebab(std::string name) {
+  for (char& c : name) {
+    if (c == '_') c = '-';
+  }
+  return name;
+}
+
+// The text form of an argument value, as the CLI would get it on its command line.
+Status ArgumentText(const std::string& name, const Value& value, std::vector<std::string>* out) {
+  if (value.IsString()) {
+    out->emplace_back(value.GetString(), value.GetStringLength());
+  } else if (value.IsBool()) {
+    out->push_back(value.GetBool() ? "true" : "false");
+  } else if (value.IsInt64()) {
+    out->push_back(std::to_string(value.GetInt64()));
+  } else if (value.IsNumber()) {
+    out->push_back(ToJson(value));
+  } else if (value.IsArray()) {
+    for (const Value& item : value.GetArray()) {
+      if (!item.IsString()) {
+        return Status::InvalidInput(name + " must be a list of strings, got an item that is not");
+      }
+      out->emplace_back(item.GetString(), item.GetStringLength());
+    }
+  } else if (value.IsObject() && name == "custom_env") {
+    std::string env;  // {KEY: VALUE} as request files take it
+    for (auto it = value.MemberBegin(); it != value.MemberEnd(); ++it) {
+      std::vector<std::string> text;
+      TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &text));
+      if (text.size() != 1) return Status::InvalidInput("custom_env values must be scalars");
+      env += (env.empty() ? "" : " ") + std::string(it->name.GetString()) + "=" +
+             (text[0].empty() ? "" : ShellQuote(text[0]));
+    }
+    out->push_back(env);
+  } else {
+    return Status::InvalidInput(name + " must be " +
+                                    (value.IsNull() ? "given a value (or left out)"
+                                                    : std::string("a string, number or boolean")),
+                                "see the tool's inputSchema");
+  }
+  return Status::Ok();
+}
+
+// Waits until the work dir's supervisor recorded its run (run_state.json; on Slurm the
+// job id too) or ended, at most kStartWaitSeconds.
+CaseState AwaitStart(const std::string& handle, bool want_job_id, CallContext& context) {
+  StateOptions options;
+  options.log_lines = 5;
+  options.query_slurm = false;
+  double waited = 0;
+  Result<CaseState> state = ReadCaseState(handle, options);
+  while (state.ok() && waited < kStartWaitSeconds && !state->finished &&
+         state->status != "abandoned" &&
+         (state->status == "starting" || (want_job_id && state->job_id.empty()))) {
+    if (!context.Sleep(0.05)) break;
+    waited += 0.05;
+    state = ReadCaseState(handle, options);
+  }
+  CaseState result = state.ok() ? state.value() : CaseState();
+  result.waited_s = waited;
+  return result;
+}
+
+// "YYYYmmdd_HHMMSS" in local time, as work dir names have it.
+std::string LocalTime() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y%m%d_%H%M%S", &local);
+  return buffer;
+}
+
+Document StateDocument(const CaseState& state) {
+  Document doc;
+  Value value = CaseStateToJson(state, doc.GetAllocator());
+  static_cast<Value&>(doc) = std::move(value);
+  return doc;
+}
+
+}  // namespace
+
+ToolOutcome ToolError(const std::string& subcommand, const Status& status) {
+  std::string message = status.ToString();
+  std::string shown;
+  std::istringstream lines(message);
+  bool first = true;
+  for (std::string line; std::getline(lines, line); first = false) {
+    shown += (first ? "" : "\n") + EscapeControl(line);
+  }
+  ToolOutcome outcome;
+  outcome.is_error = true;
+  outcome.text = "trtllm-run " + subcommand + ": error: " + shown;
+  return outcome;
+}
+
+ToolOutcome ToolResult(Document structured, std::string text) {
+  ToolOutcome outcome;
+  outcome.structured = std::move(structured);
+  outcome.text = std::move(text);
+  return outcome;
+}
+
+std::string StringArg(const Value& args, const char* name, const std::string& fallback) {
+  const Value* value = Member(args, name);
+  return value && value->IsString() ? std::string(value->GetString(), value->GetStringLength())
+                                    : fallback;
+}
+
+double NumberArg(const Value& args, const char* name, double fallback) {
+  const Value* value = Member(args, name);
+  return value && value->IsNumber() ? value->GetDouble() : fallback;
+}
+
+Status RequestFromArguments(std::string_view tool, const Value& args, CaseRequest* request) {
+  for (auto it = args.MemberBegin(); it != args.MemberEnd(); ++it) {
+    std::string name(it->name.GetString(), it->name.GetStringLength());
+    if (IsToolOption(tool, name)) continue;
+    if (name.find("password") != std::string::npos) {
+      return Status::InvalidInput(
+          "'" + EscapeControl(name) + "': passwords are never tool arguments",
+          "use SSH keys, or a ControlMaster connection a person opened once "
+          "($TRTLLM_RUN_SSH_CONTROL_DIR, see the trtllm-run skill)");
+    }
+    std::vector<std::string> values;
+    TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &values));
+    for (const std::string& value : values) {
+      TRTLLM_RUN_RETURN_IF_ERROR(SetRequestField(request, name, value, "--" + Kebab(name)));
+    }
+  }
+  return Status::Ok();
+}
+
+Tools::Tools(Runtime* runtime, ToolsOptions options)
+    : runtime_(runtime), options_(std::move(options)) {}
+
+std::vector<std::string> Tools::Command(const std::string& subcommand, bool plugin_options) const {
+  std::vector<std::string> argv = {options_.trtllm_run, subcommand};
+  if (plugin_options) {
+    for (const std::string& dir : options_.plugin_dirs)
+      argv.insert(argv.end(), {"--plugin-dir", dir});
+  }
+  if (!options_.clusters_file.empty())
+    argv.insert(argv.end(), {"--clusters", options_.clusters_file});
+  return argv;
+}
+
+ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallContext& context) {
+  static const std::pair<const char*, const char*> kCli[] = {
+      {"plan_case", "plan"},   {"run_case", "run"},       {"run_cases", "run"},
+      {"wait_case", "attach"}, {"case_status", "status"}, {"cancel_case", "cancel"},
+      {"case_log", "status"},  {"list_cases", "status"},  {"probe_slurm", "env"}};
+  std::string cli = "mcp";
+  for (const auto& [name, subcommand] : kCli) {
+    if (tool == name) cli = subcommand;
+  }
+  Status checked = CheckToolArguments(tool, arguments);
+  if (!checked.ok()) return ToolError(cli, checked);
+  if (tool == "plan_case") return PlanCase(arguments);
+  if (tool == "run_case") return RunCase(arguments, context);
+  if (tool == "run_cases") return RunCasesTool(arguments, context);
+  if (tool == "wait_case") return WaitCase(arguments, context);
+  if (tool == "case_status") return CaseStatus(arguments);
+  if (tool == "cancel_case") return CancelCase(arguments, context);
+  if (tool == "case_log") return CaseLog(arguments);
+  if (tool == "list_cases") return ListCasesTool(arguments);
+  if (tool == "probe_slurm") return ProbeSlurm(arguments);
+  return ToolError(cli, Status::InvalidInput("unknown tool '" + std::string(tool) + "'"));
+}
+
+ToolOutcome Tools::PlanCase(const Value& args) {
+  CaseRequest request;
+  Status parsed = RequestFromArguments("plan_case", args, &request);
+  if (!parsed.ok()) return ToolError("plan", parsed);
+  Result<PreparedCase> prepared = [&] {
+    std::lock_guard<std::mutex> lock(runtime_mu_);
+    return runtime_->Prepare(request);
+  }();
+  if (!prepared.ok()) return ToolError("plan", prepared.status());
+  const JobSpec& spec = prepared->spec;
+  Document doc(rapidjson::kObjectType);
+  Allocator& a = doc.GetAllocator();
+  auto or_null = [&](const std::string& text) { return text.empty() ? Value() : Str(text, a); };
+  SetStr(&doc, "handle", spec.work_dir, a);
+  SetStr(&doc, "scenario", spec.scenario, a);
+  SetStr(&doc, "workflow", spec.workflow_type, a);
+  SetStr(&doc, "model_name", spec.model_name, a);
+  Set(&doc, "image", or_null(spec.container_image), a);
+  Set(&doc, "script_path", or_null(spec.script_path), a);
+  SetStr(&doc, "job_spec", spec.work_dir + "/job_spec.json", a);
+  Value devices(rapidjson::kObjectType);
+  Set(&devices, "required_devices", Value(spec.required_devices), a);
+  Set(&devices, "per_node", Value(spec.required_devices_per_node), a);
+  Set(&devices, "total", Value(spec.total_required_devices), a);
+  Set(&doc, "devices", devices, a);
+  Set(&doc, "nodes", Value(spec.node_count), a);
+  SetStr(&doc, "command", prepared->planned.plan.command, a);
+  Set(&doc, "notes", StrArray(PlanNotes(prepared.value()), a), a);
+  return ToolResult(std::move(doc), FormatPlanSummary(prepared.value()) +
+                                        "Next: run_case with {\"handle\": \"" + spec.work_dir +
+                                        "\"} runs it.");
+}
+
+ToolOutcome Tools::RunCase(const Value& args, CallContext& context) {
+  std::string handle = StringArg(args, "handle");
+  std::string work_dir;
+  std::string scenario;
+  if (!handle.empty()) {
+    CaseRequest extra;
+    Status parsed = RequestFromArguments("run_case", args, &extra);
+    if (!parsed.ok()) return ToolError("exec", parsed);
+    for (auto it = args.MemberBegin(); it != args.MemberEnd(); ++it) {
+      if (!IsToolOption("run_case", it->name.GetString())) {
+        return ToolError("exec",
+                         Status::InvalidInput("give either handle or request fields, not both ('" +
+                                                  std::string(it->name.GetString()) + "' given)",
+                                              "the work dir of handle already holds its plan"));
+      }
+    }
+    Result<CaseState> state = ReadCaseState(handle, StateOptions{0, false});
+    if (!state.ok()) return ToolError("exec", state.status());
+    if (state->kind != "case" || state->status != "not_started") {
+      return ToolError("exec", Status::InvalidInput(
+                                   "'" + state->handle + "' was already started (" + state->status +
+                                       "): one run per work dir",
+                                   "wait_case or case_status shows it; plan it again to rerun"));
+    }
+    work_dir = state->handle;
+    scenario = state->scenario;
+  } else {
+    CaseRequest request;
+    Status parsed = RequestFromArguments("run_case", args, &request);
+    if (!parsed.ok()) return ToolError("run", parsed);
+    Result<PreparedCase> prepared = [&] {
+      std::lock_guard<std::mutex> lock(runtime_mu_);
+      return runtime_->Prepare(request);
+    }();
+    if (!prepared.ok()) return ToolError("run", prepared.status());
+    work_dir = prepared->spec.work_dir;
+    scenario = prepared->spec.scenario;
+  }
+  if (options_.trtllm_run.empty()) {
+    return ToolError("run", Status::ExecutionError("this server cannot start supervisors"));
+  }
+  std::vector<std::string> argv = Command("exec", true);
+  argv.insert(argv.end(), {"--kill-grace",
+                           std::to_string(static_cast<int>(NumberArg(args, "kill_grace", 30)))});
+  argv.push_back(work_dir);
+  Result<DetachedProcess> started =
+      SpawnDetached(argv, "/dev/null", work_dir + "/" + kSupervisorLogFile);
+  if (!started.ok()) return ToolError("run", started.status().WithContext(work_dir));
+  SpawnRecord record;
+  record.pid = started->pid;
+  record.start_time = started->start_time;
+  record.started_at = NowIso8601();
+  record.argv = argv;
+  Status written = WriteSpawnRecord(work_dir + "/" + kExecRecordFile, record);
+  if (!written.ok()) std::cerr << "trtllm-run mcp: warning: " << written.ToString() << "\n";
+  bool slurm = scenario == "local_slurm" || scenario == "remote_slurm";
+  CaseState state = AwaitStart(work_dir, slurm, context);
+  std::string text = "started " + work_dir + " (" + scenario +
+                     (state.job_id.empty() ? "" : ", Slurm job " + state.job_id) +
+                     "): call wait_case with {\"handle\": \"" + work_dir + "\"} for the verdict";
+  return ToolResult(StateDocument(state), text);
+}
+
+ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
+  const std::string cases_file = StringArg(args, "cases_file");
+  CaseRequest shared;
+  Status parsed = RequestFromArguments("run_cases", args, &shared);
+  if (!parsed.ok()) return ToolError("run", parsed);
+  Status valid = ValidateRequestValues(shared);
+  if (!valid.ok()) return ToolError("run", valid);
+  Result<std::vector<CaseEntry>> cases = LoadCasesFile(cases_file, shared);
+  if (!cases.ok()) return ToolError("run", cases.status());
+  Result<std::vector<PlannedCase>> planned = [&] {
+    std::lock_guard<std::mutex> lock(runtime_mu_);
+    return PlanCases(*runtime_, cases.value(), nullptr);
+  }();
+  if (!planned.ok()) return ToolError("run", planned.status());
+  if (options_.trtllm_run.empty()) {
+    return ToolError("run", Status::ExecutionError("this server cannot start supervisors"));
+  }
+  // The handle: a fresh dir beside the cases' work dirs, holding the supervisor's record
+  // and log; the combined result goes to <handle>/run.
+  std::string root = planned->front().request.repo_root.value_or(".");
+  std::string planned_dir = (fs::path(root) / "work_dirs" / ("cases_" + LocalTime())).string();
+  std::error_code error;
+  fs::create_directories(fs::path(planned_dir).parent_path(), error);
+  std::string handle = planned_dir;
+  for (int attempt = 2; !fs::create_directory(handle, error); ++attempt) {
+    if (error || attempt > 999) {
+      return ToolError("run", Status::IoError("cannot create the run dir '" + handle + "'" +
+                                              (error ? ": " + error.message() : "")));
+    }
+    handle = planned_dir + "_" + std::to_string(attempt);
+  }
+  // The shared request fields travel as a request file (JSON is YAML).
+  Value shared_args(rapidjson::kObjectType);
+  Document holder;
+  for (auto it = args.MemberBegin(); it != args.MemberEnd(); ++it) {
+    if (IsToolOption("run_cases", it->name.GetString())) continue;
+    Value copy(it->value, holder.GetAllocator());
+    Set(&shared_args, it->name.GetString(), std::move(copy), holder.GetAllocator());
+  }
+  std::vector<std::string> argv = Command("run", true);
+  argv.insert(argv.end(),
+              {"--cases", fs::absolute(cases_file, error).string(), "--run-dir", handle + "/run"});
+  if (shared_args.MemberCount() > 0) {
+    std::string request_file = handle + "/shared_request.json";
+    Status saved = WriteFileAtomic(request_file, ToJson(shared_args) + "\n");
+    if (!saved.ok()) return ToolError("run", saved);
+    argv.insert(argv.end(), {"--request", request_file});
+  }
+  for (const char* option : {"max_parallel", "max_parallel_local", "kill_grace"}) {
+    if (Member(args, option)) {
+      argv.insert(argv.end(), {"--" + Kebab(option),
+                               std::to_string(static_cast<int>(NumberArg(args, option, 0)))});
+    }
+  }
+  Result<DetachedProcess> started =
+      SpawnDetached(argv, "/dev/null", handle + "/" + kSupervisorLogFile);
+  if (!started.ok()) return ToolError("run", started.status());
+  SpawnRecord record;
+  record.pid = started->pid;
+  record.start_time = started->start_time;
+  record.started_at = NowIso8601();
+  record.argv = argv;
+  record.cases_file = cases_file;
+  record.run_dir = handle + "/run";
+  Status written = WriteSpawnRecord(handle + "/" + kCasesRecordFile, record);
+  if (!written.ok()) return ToolError("run", written);
+  context.Sleep(0.2);  // the supervisor's first lines
+  Result<CaseState> state = ReadCaseState(handle, StateOptions{5, false});
+  if (!state.ok()) return ToolError("run", state.status());
+  return ToolResult(StateDocument(state.value()), "started " + std::to_string(cases->size()) +
+                                                      " case(s) of " + cases_file +
+                                                      ": call wait_case with {\"handle\": \"" +
+                                                      handle + "\"} for the combined verdict");
+}
+
+}  // namespace trtllm_run::mcp

@@ -1,0 +1,99 @@
+// The MCP server's tools (schemas.h lists them): plan_case, run_case, run_cases (this
+// file's tools.cc), wait_case, case_status, cancel_case, case_log, list_cases and
+// probe_slurm (tools_watch.cc). A tool never blocks longer than its own bound (100 s at
+// most) and keeps nothing in memory between calls: every answer is read from the work
+// dirs, so another server (or the CLI) sees the same.
+#ifndef TRTLLM_RUN_APPS_MCP_TOOLS_H_
+#define TRTLLM_RUN_APPS_MCP_TOOLS_H_
+
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "json.h"
+#include "trtllm_run/request.h"
+#include "trtllm_run/runtime.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run::mcp {
+
+struct ToolsOptions {
+  // The trtllm-run binary run as supervisor (`exec`, `run --cases`), for `cancel` and
+  // `env`. Empty: run_case, run_cases, cancel_case and probe_slurm fail.
+  std::string trtllm_run;
+  // Passed on to those commands: "--plugin-dir" DIR pairs, and the catalog file.
+  std::vector<std::string> plugin_dirs;
+  std::string clusters_file;
+};
+
+// How a tool call talks back while it runs (the server implements it per call).
+class CallContext {
+ public:
+  virtual ~CallContext() = default;
+  // Sleeps up to `seconds`; false when the call was cancelled (notifications/cancelled)
+  // or the server is shutting down: the tool should answer with what it has.
+  virtual bool Sleep(double seconds) = 0;
+  virtual bool cancelled() const = 0;
+  // Sends notifications/progress when the request asked for it; a no-op otherwise.
+  // `progress` must grow from call to call.
+  virtual void Progress(double progress, std::optional<double> total,
+                        const std::string& message) = 0;
+};
+
+struct ToolOutcome {
+  bool is_error = false;
+  std::string text;                    // content[0].text
+  std::optional<Document> structured;  // structuredContent (absent on errors)
+};
+
+class Tools {
+ public:
+  // `runtime` (not owned) plans cases; calls into it are serialized.
+  Tools(Runtime* runtime, ToolsOptions options);
+
+  // Runs the tool; `arguments` is an object. Unknown tools are the server's business
+  // (schemas.h FindTool); bad arguments are a tool error.
+  ToolOutcome Call(std::string_view tool, const Value& arguments, CallContext& context);
+
+ private:
+  ToolOutcome PlanCase(const Value& args);
+  ToolOutcome RunCase(const Value& args, CallContext& context);
+  ToolOutcome RunCasesTool(const Value& args, CallContext& context);
+  ToolOutcome WaitCase(const Value& args, CallContext& context);
+  ToolOutcome CaseStatus(const Value& args);
+  ToolOutcome CancelCase(const Value& args, CallContext& context);
+  ToolOutcome CaseLog(const Value& args);
+  ToolOutcome ListCasesTool(const Value& args);
+  ToolOutcome ProbeSlurm(const Value& args);
+
+  // The trtllm-run argv prefix for a subcommand with the plugin options.
+  std::vector<std::string> Command(const std::string& subcommand, bool plugin_options) const;
+
+  Runtime* runtime_;
+  ToolsOptions options_;
+  std::mutex runtime_mu_;
+};
+
+// Helpers shared by the tool files.
+
+// "trtllm-run <subcommand>: error: <message>\n  hint: <hint>" as the CLI prints it (control
+// bytes escaped), as a tool error.
+ToolOutcome ToolError(const std::string& subcommand, const Status& status);
+
+// A successful outcome: `structured` and its short text.
+ToolOutcome ToolResult(Document structured, std::string text);
+
+// The request fields among `args` (the names that are not the tool's own options),
+// each set through SetRequestField as the CLI sets its flags (origin "--<flag>"), so a
+// bad value gets the CLI's message. Passwords are refused.
+Status RequestFromArguments(std::string_view tool, const Value& args, CaseRequest* request);
+
+// Argument getters; the values were checked against the schema (CheckToolArguments).
+std::string StringArg(const Value& args, const char* name, const std::string& fallback = "");
+double NumberArg(const Value& args, const char* name, double fallback);
+
+}  // namespace trtllm_run::mcp
+
+#endif  // TRTLLM_RUN_APPS_MCP_TOOLS_H_

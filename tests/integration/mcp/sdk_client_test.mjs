@@ -1,0 +1,201 @@
+// The official MCP TypeScript SDK client (@modelcontextprotocol/sdk, pinned by
+// sdk_client_test.sh) drives `trtllm-run mcp` over its stdio client transport, as an
+// agent host would: tools/list, every result checked against the tool's outputSchema
+// (by the SDK's callTool and again here), plan_case with good and bad input, a
+// local_direct case waited for across several calls, a cancelled case, a wait the client
+// aborts (notifications/cancelled), and a local_slurm case on the test cluster to its
+// verdict.
+//
+//   TRTLLM_RUN_BIN=build/bin/trtllm-run node sdk_client_test.mjs
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+
+const BIN = process.env.TRTLLM_RUN_BIN;
+assert.ok(BIN && fs.existsSync(BIN), "set TRTLLM_RUN_BIN to the trtllm-run binary");
+const repo = fs.mkdtempSync(path.join(os.tmpdir(), "trtllm_mcp_sdk_"));
+const marker = `mcp_sdk_${process.pid}`;
+const EXPECTED_TOOLS = ["plan_case", "run_case", "wait_case", "case_status", "cancel_case",
+                        "case_log", "list_cases", "probe_slurm", "run_cases"];
+const validator = new AjvJsonSchemaValidator();
+const outputCheck = new Map();
+let failures = 0;
+
+function log(line) { process.stderr.write(`[sdk test] ${line}\n`); }
+
+async function step(name, body) {
+  const started = Date.now();
+  try {
+    await body();
+    log(`ok   ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  } catch (error) {
+    failures += 1;
+    log(`FAIL ${name}: ${error.stack || error}`);
+  }
+}
+
+// tools/call through the SDK (which validates structuredContent itself), then the
+// explicit check against the outputSchema from tools/list.
+async function call(client, name, args, options = {}) {
+  const result = await client.callTool({ name, arguments: args }, undefined,
+                                       { timeout: 150000, ...options });
+  if (!result.isError) {
+    assert.ok(result.structuredContent, `${name} returned no structuredContent`);
+    const verdict = outputCheck.get(name)(result.structuredContent);
+    assert.ok(verdict.valid, `${name}: ${verdict.errorMessage}`);
+  }
+  assert.equal(result.content[0].type, "text");
+  return result;
+}
+
+async function waitForVerdict(client, handle, maxCalls, timeoutS) {
+  let state;
+  for (let i = 0; i < maxCalls; i += 1) {
+    state = (await call(client, "wait_case", { handle, timeout_s: timeoutS })).structuredContent;
+    if (state.finished) return { state, calls: i + 1 };
+  }
+  assert.fail(`no verdict after ${maxCalls} wait_case calls: ${JSON.stringify(state)}`);
+}
+
+const transport = new StdioClientTransport({ command: BIN, args: ["mcp"], cwd: repo, stderr: "inherit" });
+const client = new Client({ name: "trtllm-run-sdk-test", version: "1.0.0" });
+// Anything on the server's stdout that is not a JSON-RPC message lands here.
+const transportErrors = [];
+client.onerror = (error) => transportErrors.push(String(error));
+await client.connect(transport);
+log(`connected: ${JSON.stringify(client.getServerVersion())}`);
+
+await step("tools/list: every tool with input and output schemas that compile", async () => {
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).sort(), [...EXPECTED_TOOLS].sort());
+  for (const tool of tools) {
+    assert.equal(tool.inputSchema.type, "object", tool.name);
+    assert.ok(tool.outputSchema, `${tool.name} has no outputSchema`);
+    outputCheck.set(tool.name, validator.getValidator(tool.outputSchema));
+    validator.getValidator(tool.inputSchema);  // compiles
+  }
+  const plan = tools.find((t) => t.name === "plan_case");
+  for (const field of ["custom_cmd", "test_cmd", "scenario", "partition", "monitor_timeout"]) {
+    assert.ok(plan.inputSchema.properties[field], `plan_case lacks ${field}`);
+  }
+});
+
+await step("plan_case: a good request gives the plan and writes the work dir", async () => {
+  const result = await call(client, "plan_case", {
+    custom_cmd: "echo planned", scenario: "local_direct", repo_root: repo, model_name: "sdk_plan" });
+  assert.ok(!result.isError, result.content[0].text);
+  const plan = result.structuredContent;
+  assert.equal(plan.scenario, "local_direct");
+  assert.equal(plan.workflow, "custom");
+  assert.equal(plan.devices.required_devices, 1);
+  assert.ok(fs.existsSync(path.join(plan.handle, "job_spec.json")));
+  assert.match(result.content[0].text, /Scenario: local_direct/);
+});
+
+await step("plan_case: bad input is a tool error with the CLI's exit-2 text", async () => {
+  const args = { custom_cmd: "echo x", total_required_devices: 0, repo_root: repo };
+  const result = await call(client, "plan_case", args);
+  assert.equal(result.isError, true);
+  const cli = spawnSync(BIN, ["plan", "--custom-cmd", "echo x", "--total-required-devices", "0",
+                              "--repo-root", repo], { encoding: "utf8" });
+  assert.equal(cli.status, 2);
+  assert.equal(result.content[0].text, cli.stderr.trim());
+  const unknown = await call(client, "plan_case", { custom_cmd: "echo x", custom_cdm: "y" });
+  assert.equal(unknown.isError, true);
+  assert.match(unknown.content[0].text, /unknown request field 'custom_cdm'.*did you mean 'custom_cmd'/s);
+});
+
+await step("run_case + wait_case: a local_direct case, waited for across calls", async () => {
+  const started = await call(client, "run_case", {
+    custom_cmd: `echo ${marker}_local; sleep 6; echo local-done`, scenario: "local_direct",
+    repo_root: repo, model_name: "sdk_local" });
+  assert.ok(!started.isError, started.content[0].text);
+  const handle = started.structuredContent.handle;
+  assert.ok(["running", "starting"].includes(started.structuredContent.status));
+  const progress = [];
+  const first = await call(client, "wait_case", { handle, timeout_s: 2.5 },
+                           { onprogress: (p) => progress.push(p) });
+  assert.equal(first.structuredContent.status, "running");
+  assert.equal(first.structuredContent.finished, false);
+  assert.ok(first.structuredContent.elapsed_s >= 0);
+  assert.ok(progress.length >= 1, "no notifications/progress while waiting");
+  for (let i = 1; i < progress.length; i += 1) assert.ok(progress[i].progress > progress[i - 1].progress);
+  const { state, calls } = await waitForVerdict(client, handle, 5, 10);
+  assert.ok(calls >= 1);
+  assert.equal(state.status, "PASSED");
+  assert.equal(state.exit_code, 0);
+  assert.equal(state.result.status, "PASSED");
+  const logged = await call(client, "case_log", { handle, offset: 0 });
+  assert.match(logged.structuredContent.text, /local-done/);
+  const status = await call(client, "case_status", { handle });
+  assert.equal(status.structuredContent.status, "PASSED");
+  const listed = await call(client, "list_cases", { repo_root: repo });
+  assert.ok(listed.structuredContent.cases.some((c) => c.handle === handle && c.status === "PASSED"));
+});
+
+await step("cancel_case: a running case is CANCELLED and its process is gone", async () => {
+  const started = await call(client, "run_case", {
+    custom_cmd: `echo ${marker}_cancel; sleep 300; true`, scenario: "local_direct", repo_root: repo,
+    model_name: "sdk_cancel" });
+  const handle = started.structuredContent.handle;
+  const running = await call(client, "wait_case", { handle, timeout_s: 1 });
+  assert.equal(running.structuredContent.status, "running");
+  const cancelled = await call(client, "cancel_case", { handle, wait_s: 40 });
+  assert.equal(cancelled.structuredContent.status, "CANCELLED", cancelled.content[0].text);
+  assert.equal(cancelled.structuredContent.exit_code, 6);
+  const left = spawnSync("pgrep", ["-f", `${marker}_cancel`], { encoding: "utf8" });
+  assert.equal(left.stdout.trim(), "", "the cancelled job left processes");
+});
+
+await step("an aborted wait_case (notifications/cancelled) leaves the case and server running", async () => {
+  const started = await call(client, "run_case", {
+    custom_cmd: `echo ${marker}_abort; sleep 4; echo abort-done`, scenario: "local_direct",
+    repo_root: repo, model_name: "sdk_abort" });
+  const handle = started.structuredContent.handle;
+  const controller = new AbortController();
+  setTimeout(() => controller.abort("the agent moved on"), 1000);
+  await assert.rejects(call(client, "wait_case", { handle, timeout_s: 60 },
+                            { signal: controller.signal }));
+  const { state } = await waitForVerdict(client, handle, 3, 20);
+  assert.equal(state.status, "PASSED");
+});
+
+await step("probe_slurm: the local cluster's slurm_env", async () => {
+  const probe = await call(client, "probe_slurm", { partitions: ["batch"], timeout_s: 60 });
+  assert.ok(!probe.isError, probe.content[0].text);
+  assert.equal(probe.structuredContent.target, "local");
+  assert.ok(probe.structuredContent.slurm_env.partitions.some((p) => p.name === "batch"));
+});
+
+await step("run_case on local_slurm (test cluster) to its verdict", async () => {
+  const started = await call(client, "run_case", {
+    custom_cmd: `echo ${marker}_slurm; sleep 3; echo slurm-done`, scenario: "local_slurm",
+    partition: "batch", skip_install: true, container_runtime: "none", container_image: "none",
+    repo_root: repo, model_name: "sdk_slurm" });
+  assert.ok(!started.isError, started.content[0].text);
+  const handle = started.structuredContent.handle;
+  const { state } = await waitForVerdict(client, handle, 6, 30);
+  assert.equal(state.status, "PASSED", JSON.stringify(state));
+  assert.ok(state.job_id, "no Slurm job id");
+  const id = fs.readFileSync(path.join(handle, "slurm_job_id"), "utf8").trim();
+  assert.equal(state.job_id, id);
+  const queued = execFileSync("squeue", ["-h", "-j", id, "-t", "PD,R,CG"], { encoding: "utf8" });
+  assert.equal(queued.trim(), "");
+});
+
+await step("the server's stdout held JSON-RPC messages only", async () => {
+  assert.deepEqual(transportErrors, []);
+});
+
+await client.close();
+fs.rmSync(repo, { recursive: true, force: true });
+if (failures > 0) {
+  log(`${failures} step(s) failed`);
+  process.exit(1);
+}
+log("all steps passed");
