@@ -434,9 +434,9 @@ Value CaseStateToJson(const CaseState& state, Allocator& a) {
   Set(&out, "last_lines", StrArray(state.last_lines, a), a);
   Set(&out, "supervisor_pid", state.supervisor_pid > 0 ? Value(state.supervisor_pid) : Value(), a);
   Set(&out, "supervisor_alive", Value(state.supervisor_alive), a);
-  std::optional<Value> result;
-  if (!state.result_json.empty()) result = ParseInto(state.result_json, a);
-  Set(&out, "result", result ? std::move(*result) : Value(), a);
+  Value result;
+  if (!state.result_json.empty()) ParseInto(state.result_json, a, &result);
+  Set(&out, "result", result, a);
   Value cases(rapidjson::kArrayType);
   for (const CaseItem& item : state.cases) {
     Value entry(rapidjson::kObjectType);

@@ -81,13 +81,13 @@ const Value* Member(const Value& object, std::string_view key) {
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
-std::optional<Value> ParseInto(const std::string& text, Allocator& alloc) {
+bool ParseInto(const std::string& text, Allocator& alloc, Value* out) {
   Document doc(&alloc);
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError()) return std::nullopt;
-  Value value;
-  value.CopyFrom(doc, alloc);
-  return value;
+  doc.Parse<rapidjson::kParseIterativeFlag>(text.c_str(), text.size());
+  out->SetNull();
+  if (doc.HasParseError()) return false;
+  out->CopyFrom(doc, alloc);
+  return true;
 }
 
 }  // namespace trtllm_run::mcp

@@ -6,7 +6,6 @@
 #include <rapidjson/document.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,8 +39,8 @@ std::string ToJson(const Value& value);
 // The member `key` of an object, or null when absent or `object` is not an object.
 const Value* Member(const Value& object, std::string_view key);
 
-// Parses JSON text into a new document allocated from `alloc`; nullopt when invalid.
-std::optional<Value> ParseInto(const std::string& text, Allocator& alloc);
+// Parses JSON text into *out, allocated from `alloc`; false (and *out null) when invalid.
+bool ParseInto(const std::string& text, Allocator& alloc, Value* out);
 
 }  // namespace trtllm_run::mcp
 

@@ -111,9 +111,6 @@ struct ToolText {
   bool read_only, destructive, idempotent, open_world;
 };
 
-const char kHandle[] =
-    R"("handle": {"type": "string", "description": "The work dir run_case, plan_case or run_cases returned."})";
-
 const ToolText kTools[] = {
     {"plan_case", "Plan a case",
      "Plans one TensorRT-LLM case as `trtllm-run plan` does: classifies the command, derives "
@@ -204,8 +201,9 @@ const ToolText* FindText(std::string_view name) {
 }
 
 Value Parsed(const std::string& text, Allocator& alloc) {
-  std::optional<Value> value = ParseInto(text, alloc);
-  return value ? std::move(*value) : Value(rapidjson::kObjectType);
+  Value value;
+  if (!ParseInto(text, alloc, &value)) value.SetObject();
+  return value;
 }
 
 Value RequestFieldSchema(const RequestField& field, Allocator& a) {

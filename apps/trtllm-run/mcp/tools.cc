@@ -123,7 +123,8 @@ ToolOutcome ToolError(const std::string& subcommand, const Status& status) {
 
 ToolOutcome ToolResult(Document structured, std::string text) {
   ToolOutcome outcome;
-  outcome.structured = std::move(structured);
+  outcome.structured = std::make_unique<Document>();
+  outcome.structured->Swap(structured);
   outcome.text = std::move(text);
   return outcome;
 }

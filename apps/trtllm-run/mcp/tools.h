@@ -6,6 +6,7 @@
 #ifndef TRTLLM_RUN_APPS_MCP_TOOLS_H_
 #define TRTLLM_RUN_APPS_MCP_TOOLS_H_
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -44,8 +45,8 @@ class CallContext {
 
 struct ToolOutcome {
   bool is_error = false;
-  std::string text;                    // content[0].text
-  std::optional<Document> structured;  // structuredContent (absent on errors)
+  std::string text;                      // content[0].text
+  std::unique_ptr<Document> structured;  // structuredContent (null on errors)
 };
 
 class Tools {

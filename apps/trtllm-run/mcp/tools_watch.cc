@@ -279,8 +279,8 @@ ToolOutcome Tools::ProbeSlurm(const Value& args) {
   if (!ran.ok()) return ToolError("env", ran.status());
   Document doc(rapidjson::kObjectType);
   Allocator& a = doc.GetAllocator();
-  std::optional<Value> env = ParseInto(ran->stdout_text, a);
-  if (!env || !env->IsObject()) {
+  Value env;
+  if (!ParseInto(ran->stdout_text, a, &env) || !env.IsObject()) {
     std::string why = ran->exit_code == 124 ? "the probe took longer than " +
                                                   std::to_string(static_cast<int>(timeout)) + " s"
                                             : ValidUtf8(ran->stderr_text);
@@ -294,7 +294,7 @@ ToolOutcome Tools::ProbeSlurm(const Value& args) {
                                              : "is this a Slurm login node?"));
   }
   std::vector<std::string> errors;
-  if (const Value* listed = Member(*env, "errors"); listed && listed->IsArray()) {
+  if (const Value* listed = Member(env, "errors"); listed && listed->IsArray()) {
     for (const Value& error : listed->GetArray()) {
       if (error.IsString()) errors.push_back(error.GetString());
     }
@@ -302,7 +302,7 @@ ToolOutcome Tools::ProbeSlurm(const Value& args) {
   SetStr(&doc, "target", target, a);
   Set(&doc, "exit_status", Value(ran->exit_code), a);
   Set(&doc, "errors", StrArray(errors, a), a);
-  Set(&doc, "slurm_env", std::move(*env), a);
+  Set(&doc, "slurm_env", env, a);
   std::string saved = StringArg(args, "output_file");
   Set(&doc, "saved_to", saved.empty() ? Value() : Str(saved, a), a);
   std::string text =
