@@ -251,9 +251,14 @@ TEST_CASE("hang detector, local_docker: the line, then the OOM killer before trt
                                               "'; x=$(head -c 300000000 /dev/zero | tr '\\0' a); "
                                               "echo survived"),
                                  {"--docker-memory", "64m", "--model-name", "held"}));
+  // The container's record says OOMKilled, and the hang line still decides the verdict.
+  // Under a slow (sanitizer) build trtllm-run may also have read the line in time and sent
+  // docker stop itself; the reason then names that instead of the OOM killer.
   CheckHangVerdict(o);
   CHECK(Str(o.result["details"], "oom_killed") == "true");
-  CHECK_THAT(Str(o.result, "reason"), Catch::Contains("OOM killer"));  // what followed
+  const std::string reason = Str(o.result, "reason");
+  CHECK((reason.find("OOM killer") != std::string::npos ||
+         reason.find("docker stop") != std::string::npos));
   CHECK(Str(o.result["details"], "container_removed") == "true");
 }
 
