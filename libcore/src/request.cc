@@ -10,6 +10,7 @@
 
 #include "trtllm_run/input_limits.h"
 #include "trtllm_run/text.h"
+#include "utf8.h"
 #include "yaml_util.h"
 
 namespace trtllm_run {
@@ -524,27 +525,9 @@ namespace {
 
 // Offset of the first byte that is not part of valid UTF-8, or npos.
 std::size_t InvalidUtf8At(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    unsigned char c = static_cast<unsigned char>(text[i]);
-    std::size_t length = c < 0x80           ? 1
-                         : (c >> 5) == 0x6  ? 2
-                         : (c >> 4) == 0xE  ? 3
-                         : (c >> 3) == 0x1E ? 4
-                                            : 0;
-    if (length == 0 || i + length > text.size()) return i;
-    for (std::size_t k = 1; k < length; ++k) {
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
-    }
-    if (length == 2 && c < 0xC2) return i;  // overlong
-    if (length == 3) {
-      unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
-      if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0)) return i;  // overlong, surrogate
-    }
-    if (length == 4) {
-      unsigned char c1 = static_cast<unsigned char>(text[i + 1]);
-      if ((c == 0xF0 && c1 < 0x90) || c > 0xF4 || (c == 0xF4 && c1 >= 0x90)) return i;
-    }
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return i;
     i += length;
   }
   return std::string_view::npos;

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <set>
 
+#include "utf8.h"
+
 namespace trtllm_run {
 namespace {
 
@@ -411,12 +413,8 @@ std::string EscapeControl(std::string_view text) {
       out += hex;
     } else if (c >= 0x80) {
       // Keep well-formed multi-byte sequences; escape the rest.
-      std::size_t length = (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-      bool ok = length > 0 && i + length <= text.size();
-      for (std::size_t k = 1; ok && k < length; ++k) {
-        ok = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-      }
-      if (ok) {
+      std::size_t length = Utf8SequenceLength(text, i);
+      if (length > 0) {
         out.append(text.substr(i, length));
         i += length - 1;
       } else {
