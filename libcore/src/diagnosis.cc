@@ -11,6 +11,8 @@
 #include <set>
 #include <string_view>
 
+#include "dir_util.h"
+
 namespace trtllm_run {
 namespace {
 
@@ -93,31 +95,6 @@ std::vector<std::string> SplitLines(std::string_view text) {
     start = end + 1;
   }
   return lines;
-}
-
-// Reads up to `max_bytes` from `path` at `offset` (negative: from the end).
-bool ReadSlice(const std::string& path, long long offset, std::size_t max_bytes, std::string* out,
-               std::uint64_t* size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    return false;
-  }
-  *size = static_cast<std::uint64_t>(st.st_size);
-  long long start = offset;
-  if (offset < 0) start = std::max<long long>(0, st.st_size + offset);
-  out->assign(max_bytes, '\0');
-  std::size_t got = 0;
-  while (got < max_bytes) {
-    ssize_t n = ::pread(fd, &(*out)[got], max_bytes - got, start + static_cast<long long>(got));
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  out->resize(got);
-  ::close(fd);
-  return true;
 }
 
 // The most recently modified *.err file in `dir`, or "".

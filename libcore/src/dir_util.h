@@ -3,6 +3,8 @@
 #ifndef TRTLLM_RUN_DIR_UTIL_H_
 #define TRTLLM_RUN_DIR_UTIL_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "trtllm_run/status.h"
@@ -22,6 +24,12 @@ Result<std::string> CreateUniqueDir(const std::string& planned, const std::strin
 // there is refused (kInvalidInput naming the path) instead of blocking the reader or
 // being followed out of the work dir. kIoError when it cannot be read.
 Result<std::string> ReadWorkDirFile(const std::string& path);
+
+// Reads up to `max_bytes` of the regular file `path` from `offset` (negative: that many
+// bytes before its end) into `out`, and its size into `size`. Opened non-blocking: false,
+// not a hang, for a FIFO or a device, and for a file that cannot be opened.
+bool ReadSlice(const std::string& path, long long offset, std::size_t max_bytes, std::string* out,
+               std::uint64_t* size);
 
 }  // namespace trtllm_run
 

@@ -322,26 +322,19 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
 
 namespace {
 
-// The last `max_bytes` of the file at `path`, starting at a line boundary; "" when it
-// cannot be read. Opened non-blocking, regular files only (a FIFO never blocks the run).
+// The last `max_bytes` of the log at `path`, starting at a line boundary; "" when it
+// cannot be read (ReadSlice: regular files only, never blocking).
 std::string LogTail(const std::string& path, std::size_t max_bytes) {
-  if (path.empty()) return "";
-  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd < 0) return "";
   std::string text;
-  struct stat info {};
-  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
-    off_t size = info.st_size;
-    off_t start = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
-    text.resize(static_cast<std::size_t>(size - start));
-    ssize_t got = ::pread(fd, text.data(), text.size(), start);
-    text.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
-    if (start > 0) {
-      std::size_t newline = text.find('\n');
-      text.erase(0, newline == std::string::npos ? text.size() : newline + 1);
-    }
+  std::uint64_t size = 0;
+  if (path.empty() ||
+      !ReadSlice(path, -static_cast<long long>(max_bytes), max_bytes, &text, &size)) {
+    return "";
   }
-  ::close(fd);
+  if (size > max_bytes) {
+    std::size_t newline = text.find('\n');
+    text.erase(0, newline == std::string::npos ? text.size() : newline + 1);
+  }
   return text;
 }
 

@@ -386,6 +386,30 @@ Result<std::string> ReadWorkDirFile(const std::string& path) {
   return contents;
 }
 
+bool ReadSlice(const std::string& path, long long offset, std::size_t max_bytes, std::string* out,
+               std::uint64_t* size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return false;
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return false;
+  }
+  *size = static_cast<std::uint64_t>(st.st_size);
+  long long start = offset;
+  if (offset < 0) start = std::max<long long>(0, st.st_size + offset);
+  out->assign(max_bytes, '\0');
+  std::size_t got = 0;
+  while (got < max_bytes) {
+    ssize_t n = ::pread(fd, &(*out)[got], max_bytes - got, start + static_cast<long long>(got));
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  out->resize(got);
+  ::close(fd);
+  return true;
+}
+
 RunState NewRunState(const std::string& scenario) {
   RunState state;
   state.scenario = scenario;
