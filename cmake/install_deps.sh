@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libboost-program-options1.81-dev libboost-filesystem1.81-dev
   rapidjson-dev libyaml-cpp-dev catch2
   python3  # perf-sanity plans run the repo's submit.py (tests: a stand-in)
+  python3-pytest  # tests: real pytest runs the TensorRT-LLM-shaped test trees
   openssh-client  # the SSH scenario (unit tests run a real ssh that fails to connect)
   clang libclang-rt-dev llvm  # sanitizer + libFuzzer build (tests/run.sh), readable ASan stacks
 )
