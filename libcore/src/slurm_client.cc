@@ -4,17 +4,15 @@
 #include <algorithm>
 #include <sstream>
 
+#include "slurm_watch_job.h"
 #include "trtllm_run/process.h"
 
 namespace trtllm_run {
 
-namespace {
+using internal::Join;
+using internal::SplitLines;
 
-std::string Join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
-}
+namespace {
 
 std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
@@ -30,20 +28,6 @@ std::string CommandError(const std::string& what, const CommandOutput& out) {
                     : out.exit_code >= 0 ? "exited with code " + std::to_string(out.exit_code)
                                          : "was killed by " + SignalName(out.signal);
   return what + " " + how + (message.empty() ? "" : ": " + message);
-}
-
-std::vector<std::string> SplitLines(const std::string& text, std::size_t max_lines) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size() && lines.size() < max_lines) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
 }
 
 // Prints, for each (path, offset) argument pair: "<size> <count>\n" then <count> bytes

@@ -1,5 +1,5 @@
-// Private to slurm_watch.cc and slurm_watch_end.cc: what SlurmWatcher knows of each job,
-// and the helpers both use.
+// Private to the Slurm client and watcher (slurm_client.cc, slurm_watch.cc,
+// slurm_watch_end.cc): what SlurmWatcher knows of each job, and the helpers they share.
 #ifndef TRTLLM_RUN_SRC_SLURM_WATCH_JOB_H_
 #define TRTLLM_RUN_SRC_SLURM_WATCH_JOB_H_
 
