@@ -25,21 +25,6 @@ std::string Upper(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> Words(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
-}
-
 bool HasDigit(const std::string& word) {
   return std::any_of(word.begin(), word.end(),
                      [](unsigned char c) { return std::isdigit(c) != 0; });
@@ -60,7 +45,7 @@ std::string Join(const std::vector<std::string>& items, const std::string& separ
 }  // namespace
 
 std::string DeviceTypeFromGpuName(std::string_view name) {
-  std::vector<std::string> words = Words(name);
+  std::vector<std::string> words = probe::SplitWords(name);
   while (!words.empty()) {
     std::string vendor = Upper(words.front());
     if (vendor != "NVIDIA" && vendor != "TESLA" && vendor != "GEFORCE" && vendor != "QUADRO") break;
