@@ -33,7 +33,6 @@ Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std
                         const std::string& what);
 
 // Helpers for reading sections.
-std::string Trim(std::string_view text);
 std::vector<std::string> NonEmptyLines(std::string_view text);
 std::string FirstLine(std::string_view text);  // trimmed; "" when none
 

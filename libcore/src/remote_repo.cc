@@ -244,6 +244,7 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
   }
   Result<SshOptions> options = SshOptionsForSpec(spec);
   if (!options.ok()) return finish(internal::ErrorResult(base, options.status().ToString(), ""));
+  if (context.slurm_password) options->password = *context.slurm_password;
   Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options.value());
   if (!made.ok()) return finish(internal::ErrorResult(base, made.status().ToString(), ""));
   std::unique_ptr<SshScenario> ssh = std::move(made.value());
@@ -258,7 +259,7 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
       with_password.password = *password;
       Result<std::unique_ptr<SshScenario>> again = MakeSshScenario(with_password);
       if (again.ok()) {
-        ssh->Close();
+        ssh->Close().IgnoreError();
         ssh = std::move(again.value());
         connected = ssh->EnsureMaster();
       }
@@ -277,7 +278,7 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
                              std::to_string(ssh->connections_opened()) + " connections opened)");
     }
     result.details["ssh_host"] = where;
-    ssh->Close();
+    ssh->Close().IgnoreError();
     return finish(std::move(result));
   };
 
@@ -414,16 +415,10 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
     return close(std::move(result));
   }
 
-  internal::SubmitRequest request;
-  request.label = "job";
-  request.script_local = spec.script_path;
+  // As local_slurm submits it, but the script and the submit dir are on the login node.
+  internal::SubmitRequest request = internal::LocalSubmitRequest(spec);
   request.script_submit = files.front().second;
   request.submit_dir = spec.remote_work_dir;
-  request.success_patterns = spec.success_patterns;
-  request.failure_patterns = spec.failure_patterns;
-  request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
-  request.echo = true;
-  request.record = true;
   RunResult result = internal::SubmitAndWatch(&client, spec, context, request);
   result.notes.insert(result.notes.begin(), base.notes.begin(), base.notes.end());
   for (const auto& [key, value] : base.details) result.details.emplace(key, value);

@@ -9,11 +9,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 #include "trtllm_run/process.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 
@@ -33,12 +35,6 @@ constexpr double kEndConfirmBatchSeconds = 0.2;  // gathers end lines that arriv
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 Clock::duration Dur(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-std::string Join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
 }
 
 std::string FirstLine(const std::string& text) {
@@ -107,10 +103,9 @@ bool AppendFile(const std::string& path, const std::string& bytes, bool truncate
 }
 
 std::string UserName(const std::string& uid_text) {
-  char* end = nullptr;
-  long uid = std::strtol(uid_text.c_str(), &end, 10);
-  if (uid_text.empty() || *end != '\0') return uid_text;
-  struct passwd* pw = ::getpwuid(static_cast<uid_t>(uid));
+  std::optional<long long> uid = ParseInteger(uid_text, LONG_MIN, LONG_MAX);
+  if (!uid) return uid_text;
+  struct passwd* pw = ::getpwuid(static_cast<uid_t>(*uid));
   return pw ? std::string(pw->pw_name) + " (uid " + uid_text + ")" : "uid " + uid_text;
 }
 
