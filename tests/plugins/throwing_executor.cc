@@ -30,6 +30,7 @@ class ThrowingExecutor : public trtllm_run::Executor {
                              const trtllm_run::Placement&, trtllm_run::JobSpec* spec) override {
     ThrowIf(plan.command, "Prepare");
     spec->direct_cmd = plan.command;
+    spec->workflow_type = plan.workflow_type;  // the workflow judges what it planned
     return trtllm_run::Status::Ok();
   }
 
