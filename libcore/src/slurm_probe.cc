@@ -337,11 +337,10 @@ Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string&
                                   std::string(stream.substr(at, eol - at)) + "'");
     }
     ProbeSection section;
-    const auto max_size = static_cast<long long>(stream.size());
     std::optional<long long> exit_code =
         fields[2].empty() ? -1 : ParseInteger(fields[2], INT_MIN, INT_MAX);
-    std::optional<long long> out_size = ParseInteger(fields[3], 0, max_size);
-    std::optional<long long> err_size = ParseInteger(fields[4], 0, max_size);
+    std::optional<long long> out_size = ParseInteger(fields[3], 0, LLONG_MAX);
+    std::optional<long long> err_size = ParseInteger(fields[4], 0, LLONG_MAX);
     if (!exit_code || !out_size || !err_size) {
       return Status::InvalidInput("malformed probe section header: '" +
                                   std::string(stream.substr(at, eol - at)) + "'");
@@ -350,7 +349,8 @@ Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string&
     const auto out_bytes = static_cast<size_t>(*out_size);
     const auto err_bytes = static_cast<size_t>(*err_size);
     size_t body = eol + 1;
-    if (body + out_bytes + err_bytes > stream.size()) {
+    if (body > stream.size() || out_bytes > stream.size() - body ||
+        err_bytes > stream.size() - body - out_bytes) {  // no overflow, unlike a sum
       return Status::InvalidInput("probe output is truncated in section '" + fields[1] + "'");
     }
     section.out = std::string(stream.substr(body, out_bytes));
