@@ -33,10 +33,7 @@ Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std
                         const std::string& what);
 
 // Helpers for reading sections.
-std::string Trim(std::string_view text);
 std::vector<std::string> NonEmptyLines(std::string_view text);
-// Whitespace-separated words.
-std::vector<std::string> SplitWords(std::string_view text);
 bool Contains(const std::vector<std::string>& items, const std::string& value);
 std::string FirstLine(std::string_view text);  // trimmed; "" when none
 

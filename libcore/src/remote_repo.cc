@@ -253,6 +253,7 @@ std::unique_ptr<SshScenario> Connect(const JobSpec& spec, const ExecContext& con
     *error = internal::ErrorResult(base, options.status().ToString(), "");
     return nullptr;
   }
+  if (context.slurm_password) options->password = *context.slurm_password;
   Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options.value());
   if (!made.ok()) {
     *error = internal::ErrorResult(base, made.status().ToString(), "");
@@ -270,7 +271,7 @@ std::unique_ptr<SshScenario> Connect(const JobSpec& spec, const ExecContext& con
       with_password.password = *password;
       Result<std::unique_ptr<SshScenario>> again = MakeSshScenario(with_password);
       if (again.ok()) {
-        ssh->Close();
+        ssh->Close().IgnoreError();
         ssh = std::move(again.value());
         connected = ssh->EnsureMaster();
       }
@@ -430,16 +431,10 @@ RunResult RunJob(RemoteRun* run, SlurmClient* client) {
     result = internal::RunInHeldAllocation(spec, run->context, run->ssh,
                                            {run->where, run->remote_script, spec.remote_work_dir});
   } else {
-    internal::SubmitRequest request;
-    request.label = "job";
-    request.script_local = spec.script_path;
+    // As local_slurm submits it, but the script and the submit dir are on the login node.
+    internal::SubmitRequest request = internal::LocalSubmitRequest(spec);
     request.script_submit = run->remote_script;
     request.submit_dir = spec.remote_work_dir;
-    request.success_patterns = spec.success_patterns;
-    request.failure_patterns = spec.failure_patterns;
-    request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
-    request.echo = true;
-    request.record = true;
     result = internal::SubmitAndWatch(client, spec, run->context, request);
   }
   result.notes.insert(result.notes.begin(), run->base.notes.begin(), run->base.notes.end());
@@ -477,7 +472,7 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
                            std::to_string(ssh->connections_opened()) + " connections opened)");
   }
   result.details["ssh_host"] = run.where;
-  ssh->Close();
+  ssh->Close().IgnoreError();
   return finish(std::move(result));
 }
 

@@ -6,10 +6,10 @@
 
 #include "slurm_watch_job.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 
-using internal::Join;
 using internal::SplitLines;
 
 namespace {

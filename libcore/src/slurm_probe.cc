@@ -85,20 +85,13 @@ Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std
   return parsed;
 }
 
-std::string Trim(std::string_view text) {
-  size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
-}
-
 std::vector<std::string> NonEmptyLines(std::string_view text) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    std::string line = Trim(text.substr(start, end - start));
+    std::string line(Trim(text.substr(start, end - start)));
     if (!line.empty()) lines.push_back(line);
     start = end + 1;
   }
@@ -118,21 +111,6 @@ std::string DescribeFailure(const std::string& command, const ProbeSection& sect
          (err.empty() ? "" : ": " + err);
 }
 
-std::vector<std::string> SplitWords(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
-}
-
 bool Contains(const std::vector<std::string>& items, const std::string& value) {
   return std::find(items.begin(), items.end(), value) != items.end();
 }
@@ -140,19 +118,11 @@ bool Contains(const std::vector<std::string>& items, const std::string& value) {
 }  // namespace probe
 
 using probe::Contains;
-using probe::SplitWords;
 
 namespace {
 
 using probe::FirstLine;
 using probe::NonEmptyLines;
-using probe::Trim;
-
-std::string Join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
 
 // The probe after its variables (F, CHECK): every query once, concurrently; the raw
 // outputs as sections.
@@ -494,7 +464,7 @@ void AddPmix(const ProbeOutput& output, const std::vector<std::string>& missing_
 
 SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options) {
   SlurmEnv env;
-  if (const ProbeSection* user = output.Find("user")) env.user = Trim(user->out);
+  if (const ProbeSection* user = output.Find("user")) env.user = std::string(Trim(user->out));
   const ProbeSection* missing = output.Find("missing");
   if (missing == nullptr || !Trim(missing->out).empty()) {
     env.errors.push_back(kSlurmToolsNotFound);
@@ -502,7 +472,7 @@ SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& option
   }
   std::vector<std::string> missing_optional;
   if (const ProbeSection* optional = output.Find("missing_optional")) {
-    missing_optional = SplitWords(optional->out);
+    missing_optional = SplitWhitespace(optional->out);
   }
 
   AddAccounts(output, &env);

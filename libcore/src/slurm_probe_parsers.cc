@@ -3,17 +3,18 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "probe_script.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 
 using probe::Contains;
 using probe::NonEmptyLines;
-using probe::SplitWords;
-using probe::Trim;
 
 namespace {
 
@@ -31,13 +32,13 @@ std::vector<std::string> GresElements(std::string_view gres) {
     if (c == '(') ++depth;
     if (c == ')' && depth > 0) --depth;
     if (c == ',' && depth == 0) {
-      elements.push_back(Trim(current));
+      elements.emplace_back(Trim(current));
       current.clear();
     } else {
       current += c;
     }
   }
-  elements.push_back(Trim(current));
+  elements.emplace_back(Trim(current));
   return elements;
 }
 
@@ -67,23 +68,26 @@ Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string&
     if (eol == std::string_view::npos) {
       return Status::InvalidInput("probe output ends inside a section header");
     }
-    std::vector<std::string> fields = SplitWords(stream.substr(at, eol - at));
+    std::vector<std::string> fields = SplitWhitespace(stream.substr(at, eol - at));
     if (fields.size() != 5) {
       return Status::InvalidInput("malformed probe section header: '" +
                                   std::string(stream.substr(at, eol - at)) + "'");
     }
     ProbeSection section;
-    size_t out_bytes = 0, err_bytes = 0;
-    try {
-      section.exit_code = fields[2].empty() ? -1 : std::stoi(fields[2]);
-      out_bytes = std::stoul(fields[3]);
-      err_bytes = std::stoul(fields[4]);
-    } catch (const std::exception&) {
+    std::optional<long long> exit_code =
+        fields[2].empty() ? -1 : ParseInteger(fields[2], INT_MIN, INT_MAX);
+    std::optional<long long> out_size = ParseInteger(fields[3], 0, LLONG_MAX);
+    std::optional<long long> err_size = ParseInteger(fields[4], 0, LLONG_MAX);
+    if (!exit_code || !out_size || !err_size) {
       return Status::InvalidInput("malformed probe section header: '" +
                                   std::string(stream.substr(at, eol - at)) + "'");
     }
+    section.exit_code = static_cast<int>(*exit_code);
+    const auto out_bytes = static_cast<size_t>(*out_size);
+    const auto err_bytes = static_cast<size_t>(*err_size);
     size_t body = eol + 1;
-    if (body + out_bytes + err_bytes > stream.size()) {
+    if (body > stream.size() || out_bytes > stream.size() - body ||
+        err_bytes > stream.size() - body - out_bytes) {  // no overflow, unlike a sum
       return Status::InvalidInput("probe output is truncated in section '" + fields[1] + "'");
     }
     section.out = std::string(stream.substr(body, out_bytes));
@@ -92,7 +96,7 @@ Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string&
     pos = body + out_bytes + err_bytes;
   }
   if (output.sections.empty()) {
-    std::string head = Trim(stream.substr(0, 200));
+    std::string head(Trim(stream.substr(0, 200)));
     return Status::InvalidInput(
         "the probe printed no sections" +
         (head.empty() ? std::string(" (no output)") : ": output starts with '" + head + "'"));
@@ -107,7 +111,7 @@ std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text) {
     size_t start = 0;
     while (true) {
       size_t bar = line.find('|', start);
-      fields.push_back(Trim(std::string_view(line).substr(
+      fields.emplace_back(Trim(std::string_view(line).substr(
           start, bar == std::string::npos ? std::string::npos : bar - start)));
       if (bar == std::string::npos) break;
       start = bar + 1;
@@ -123,11 +127,7 @@ std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text) {
     if (fields.size() > 1) partition.state = fields[1];
     if (fields.size() > 2) partition.time_limit = fields[2];
     if (fields.size() > 3) {
-      try {
-        partition.nodes = std::stol(fields[3]);
-      } catch (const std::exception&) {
-        partition.nodes = 0;
-      }
+      partition.nodes = ParseInteger(fields[3], LONG_MIN, LONG_MAX).value_or(0);
     }
     partition.gres = fields.size() > 4 && !fields[4].empty() ? fields[4] : "(null)";
     auto same = std::find_if(partitions.begin(), partitions.end(),
@@ -149,7 +149,7 @@ std::vector<NodeInfo> ParseScontrolNodes(std::string_view text) {
   while (start < text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    std::vector<std::string> words = SplitWords(text.substr(start, end - start));
+    std::vector<std::string> words = SplitWhitespace(text.substr(start, end - start));
     start = end + 1;
     for (size_t i = 0; i < words.size(); ++i) {
       const std::string& word = words[i];
@@ -196,7 +196,7 @@ AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user) {
     if (end == std::string_view::npos) end = text.size();
     std::string_view line = text.substr(start, end - start);
     start = end + 1;
-    std::vector<std::string> words = SplitWords(line);
+    std::vector<std::string> words = SplitWhitespace(line);
     if (words.empty()) continue;
     if (!std::isspace(static_cast<unsigned char>(line[0]))) {
       record = kNone;
@@ -222,10 +222,10 @@ AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user) {
         association.account = value;
       } else if (key == "UserName") {
         association.mine = word.rfind(owner, 0) == 0;
-      } else if (key == "Lft" && !value.empty() && value.size() < 20 &&
-                 std::all_of(value.begin(), value.end(),
-                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-        association.lft = std::stoull(value);
+      } else if (key == "Lft") {
+        if (std::optional<long long> lft = ParseInteger(value, 0, LLONG_MAX)) {
+          association.lft = static_cast<unsigned long long>(*lft);
+        }
       }
     }
   }
@@ -246,17 +246,10 @@ std::optional<int> GpusPerNodeFromGres(std::string_view gres) {
     size_t paren = element.find('(');
     if (paren != std::string::npos) element.resize(paren);
     size_t colon = element.rfind(':');
-    std::string count = element.substr(colon + 1);
-    if (count.empty() || !std::all_of(count.begin(), count.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      return std::nullopt;
-    }
-    try {
-      return std::stoi(count);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
+    std::optional<long long> count =
+        ParseInteger(std::string_view(element).substr(colon + 1), 0, INT_MAX);
+    if (!count) return std::nullopt;
+    return static_cast<int>(*count);
   }
   return std::nullopt;
 }
@@ -295,14 +288,11 @@ std::optional<std::string> PreferredPmix(const std::vector<std::string>& availab
   long best_version = -1;
   for (const std::string& plugin : available) {
     if (plugin.rfind("pmix_v", 0) != 0 || plugin.size() == 6) continue;
-    std::string digits = plugin.substr(6);
-    // More than 9 digits is no PMIx version (and would overflow stol).
-    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      continue;
-    }
-    long version = std::stol(digits);
+    // More than 9 digits is no PMIx version.
+    std::optional<long long> parsed =
+        ParseInteger(std::string_view(plugin).substr(6), 0, 999999999);
+    if (!parsed) continue;
+    long version = static_cast<long>(*parsed);
     if (version > best_version) {
       best_version = version;
       best = plugin;

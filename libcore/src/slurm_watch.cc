@@ -15,6 +15,7 @@
 
 #include "slurm_watch_job.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 
@@ -23,7 +24,6 @@ const char kLostContactLimitEnv[] = "TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT";
 using internal::AppendFile;
 using internal::Clock;
 using internal::Dur;
-using internal::Join;
 using internal::kEndConfirmBatchSeconds;
 using internal::kTailLines;
 using internal::ReadRange;

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -17,6 +18,7 @@
 
 #include "trtllm_run/log_follower.h"
 #include "trtllm_run/slurm_watch.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace internal {
@@ -33,12 +35,6 @@ constexpr double kEndConfirmBatchSeconds = 0.2;  // gathers end lines that arriv
 inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 inline Clock::duration Dur(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-inline std::string Join(const std::vector<std::string>& items, const std::string& sep) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : sep) + item;
-  return out;
 }
 
 // Up to `max` bytes of `path` from `offset`; "" when it cannot be read.
@@ -91,10 +87,9 @@ inline bool AppendFile(const std::string& path, const std::string& bytes, bool t
 }
 
 inline std::string UserName(const std::string& uid_text) {
-  char* end = nullptr;
-  long uid = std::strtol(uid_text.c_str(), &end, 10);
-  if (uid_text.empty() || *end != '\0') return uid_text;
-  struct passwd* pw = ::getpwuid(static_cast<uid_t>(uid));
+  std::optional<long long> uid = ParseInteger(uid_text, LONG_MIN, LONG_MAX);
+  if (!uid) return uid_text;
+  struct passwd* pw = ::getpwuid(static_cast<uid_t>(*uid));
   return pw ? std::string(pw->pw_name) + " (uid " + uid_text + ")" : "uid " + uid_text;
 }
 
