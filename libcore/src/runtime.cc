@@ -60,6 +60,17 @@ Result<std::string> ResolveRepoRoot(const CaseRequest& request) {
   return cwd.string();
 }
 
+// `error` naming the values the config files gave (they may be what is wrong).
+Status WithConfigOrigins(const Status& error, const std::vector<std::string>& config_notes) {
+  if (error.ok() || config_notes.empty()) return error;
+  std::string message = error.message();
+  for (const std::string& note : config_notes) message += "\n  " + note;
+  return error.code() == StatusCode::kNotFound ? Status::NotFound(message, error.hint())
+         : error.code() == StatusCode::kInvalidInput
+             ? Status::InvalidInput(message, error.hint())
+             : Status::ExecutionError(message, error.hint());
+}
+
 // The origin URL and branch of the checkout at `repo_root` (spec 000 Step 5 for
 // remote_slurm); empty when it is not a git checkout or has no origin.
 std::pair<std::string, std::string> GitOrigin(Scenario& local, const std::string& repo_root) {
@@ -159,7 +170,14 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
   // The config's section for the cluster routing chose overrides its top-level values.
   std::string cluster =
       routed->cluster ? routed->cluster->name : request.slurm_cluster.value_or("");
-  if (cluster.empty() && IsSlurmScenario(routed->scenario)) cluster = env.cluster_name.value_or("");
+  if (cluster.empty() && IsSlurmScenario(routed->scenario) && routed->ssh_host.empty() &&
+      config.HasAnyCluster()) {
+    if (!needs_env) {  // this host's cluster, for its config section
+      Result<EnvFacts> checked = CheckEnvironment(*local, catalog);
+      if (checked.ok()) env = std::move(checked.value());
+    }
+    cluster = env.cluster_name.value_or("");
+  }
   if (!cluster.empty() && config.HasCluster(cluster)) {
     config_notes->clear();
     Result<CaseRequest> applied = ApplyConfigLayers(config, cluster, given, config_notes);
@@ -262,8 +280,9 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   problems.Add(repo_root.status());
   ConfigLayers config;
   std::vector<std::string> config_notes;
+  if (repo_root.ok()) planned.request.repo_root = repo_root.value();
+  const CaseRequest given = planned.request;  // before the config's values
   if (repo_root.ok()) {
-    planned.request.repo_root = repo_root.value();
     if (read_config_files_) {
       Result<std::optional<ConfigFile>> repo_config =
           LoadConfigFile(RepoConfigPath(repo_root.value()));
@@ -275,7 +294,6 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
       if (problems.Add(applied.status())) planned.request = std::move(applied.value());
     }
   }
-  const CaseRequest given = planned.request;  // before the config's values
   Result<int> timeout =
       ParseDurationSeconds(planned.request.monitor_timeout.value_or("3600"), "monitor_timeout");
   problems.Add(timeout.status());
@@ -308,7 +326,10 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
                          .string();
   const std::vector<std::string> executors = registry_->ExecutorNames();
   Status placed = Place(&planned, config, given, &config_notes);
-  if (!placed.ok()) return WithRoute(placed, planned.request, planned.placement, executors);
+  if (!placed.ok()) {
+    return WithConfigOrigins(WithRoute(placed, planned.request, planned.placement, executors),
+                             config_notes);
+  }
   planned.scenario = planned.placement.scenario;
   planned.notes.insert(planned.notes.end(), config_notes.begin(), config_notes.end());
   planned.notes.insert(planned.notes.end(), planned.placement.notes.begin(),
@@ -316,7 +337,10 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
   Status valid = executor.value()->Validate(planned.request, planned.plan, planned.placement);
-  if (!valid.ok()) return WithRoute(valid, planned.request, planned.placement, executors);
+  if (!valid.ok()) {
+    return WithConfigOrigins(WithRoute(valid, planned.request, planned.placement, executors),
+                             config_notes);
+  }
   return planned;
 }
 

@@ -214,6 +214,13 @@ bool ConfigLayers::HasCluster(const std::string& cluster) const {
   return false;
 }
 
+bool ConfigLayers::HasAnyCluster() const {
+  for (const ConfigFile& file : files) {
+    if (!file.clusters.empty()) return true;
+  }
+  return false;
+}
+
 Result<CaseRequest> ApplyConfigLayers(const ConfigLayers& layers, const std::string& cluster,
                                       const CaseRequest& given, std::vector<std::string>* notes) {
   std::set<std::string> taken;

@@ -54,6 +54,7 @@ TRTLLM_RUN_API Result<ConfigFile> ParseConfigText(const std::string& text,
 struct ConfigLayers {
   std::vector<ConfigFile> files;
   bool HasCluster(const std::string& cluster) const;
+  bool HasAnyCluster() const;
 };
 
 // `given` (flags and request file) with every field it does not give taken from the
