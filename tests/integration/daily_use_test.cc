@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
+#include <sstream>
 #include <thread>
 
 #include "cli_harness.h"
@@ -232,5 +233,43 @@ TEST_CASE("daily use: status, attach and cancel of a cases dir", "[cli][daily][c
   CHECK_THAT(attach.stderr_text, Catch::Contains("CANCELLED"));
   CliRun after = Cli({"status", run_dir});
   CHECK_THAT(after.stdout_text, Catch::Contains("finished"));
+  KillProcessesWithMarker(marker);
+}
+
+TEST_CASE("daily use: a forged cases_state.json cannot make cancel signal another process",
+          "[cli][daily][cases]") {
+  TempDir dir("trtllm_forged_cases");
+  const std::string marker = UniqueMarker("forgedcases");
+  CliOptions sleeper;
+  sleeper.program = "/bin/bash";
+  sleeper.args = {"-c", "(exec -a 'sleep 60 " + marker + "' sleep 60) >/dev/null 2>&1 &"};
+  RunCli(sleeper);
+  std::vector<int> pids;
+  for (int i = 0; i < 50 && pids.empty(); ++i) {
+    pids = PidsWithMarker(marker);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  REQUIRE(pids.size() == 1);
+  std::string stat = ReadTextFile("/proc/" + std::to_string(pids[0]) + "/stat");
+  std::string after = stat.substr(stat.rfind(')') + 2);
+  std::istringstream fields(after);
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  fs::create_symlink("/etc", dir.path() + "/linked");
+  WriteTextFile(dir.path() + "/cases_state.json",
+                "{\"supervisor_pid\": " + std::to_string(pids[0]) +
+                    ", \"supervisor_start_time\": " + field + ", \"host\": \"" + host +
+                    "\", \"work_dirs\": [\"" + dir.path() + "/linked\"]}\n");
+  CliRun status = Cli({"status", dir.path()});
+  INFO(status.Describe());
+  CHECK(status.exit_code == 0);
+  CHECK_THAT(status.stdout_text, Catch::Contains("abandoned") && Catch::Contains("missing"));
+  CliRun cancel = Cli({"cancel", "--wait", "1", dir.path()});
+  INFO(cancel.Describe());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  CHECK(ProcessWithMarkerAlive(marker));
   KillProcessesWithMarker(marker);
 }
