@@ -131,7 +131,7 @@ class TRTLLM_RUN_API Runtime {
 
   std::unique_ptr<Registry> registry_;
   std::optional<ClusterCatalog> catalog_;
-  bool read_config_files_ = false;     // Create() with read_config_files
+  bool read_config_files_ = false;  // Create() with read_config_files
   std::optional<ConfigFile> user_config_;
   struct ProbeCache;
   std::unique_ptr<ProbeCache> probe_cache_;  // null: every Plan() probes
