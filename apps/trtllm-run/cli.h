@@ -27,6 +27,15 @@ int CancelMain(int argc, char** argv);
 int ReleaseMain(int argc, char** argv);
 int EnvMain(int argc, char** argv);
 int McpMain(int argc, char** argv);
+int ListMain(int argc, char** argv);
+int LogsMain(int argc, char** argv);
+
+// The directory of a `run --cases` run (cases_dir.h) for status / attach / cancel, and
+// `plan --cases FILE` (cmd_cases.cc).
+int CasesDirStatus(const std::string& dir, bool json);
+int CasesDirAttach(const std::string& dir, bool json, double poll);
+int CasesDirCancel(const std::string& dir, double wait, int kill_grace);
+int PlanCasesMain(const po::variables_map& vm, const CaseRequest& shared);
 
 // Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
 // bad input and unknown names, 3 otherwise).

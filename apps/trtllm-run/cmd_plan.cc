@@ -12,7 +12,11 @@ int PlanMain(int argc, char** argv) {
   plan_options.add_options()(
       "slurm-env", po::value<std::string>(),
       "plan against a saved slurm_env.json instead of probing the cluster (same as "
-      "--slurm-env-file)");
+      "--slurm-env-file)")(
+      "cases", po::value<std::string>(),
+      "plan every case of FILE (the cases files of `run --cases`) and print a table: workflow, "
+      "scenario, model, GPUs, nodes, partition, account. Nothing is written or submitted; "
+      "every problem of every case is reported at once (exit 2)");
   po::options_description visible;
   visible.add(CaseOptions()).add(plan_options).add(PluginOptions());
   po::variables_map vm;
@@ -26,6 +30,7 @@ int PlanMain(int argc, char** argv) {
     }
     request.value().slurm_env_file = vm["slurm-env"].as<std::string>();
   }
+  if (vm.count("cases")) return PlanCasesMain(vm, request.value());
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("plan", runtime.status());
   PrintPluginProblems(runtime.value()->registry());

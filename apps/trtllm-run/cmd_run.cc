@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "trtllm_run/cases_dir.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/text.h"
@@ -21,13 +22,24 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
   if (options.max_parallel < 1 || options.max_parallel_local < 1) {
     return UsageError("run", "--max-parallel and --max-parallel-local must be >= 1");
   }
-  const std::string path = vm["cases"].as<std::string>();
+  if (vm.count("cases") && vm.count("rerun-failed")) {
+    return UsageError("run", "give --cases FILE or --rerun-failed CASES_DIR, not both");
+  }
+  const bool rerun = vm.count("rerun-failed") > 0;
+  const std::string path =
+      rerun ? vm["rerun-failed"].as<std::string>() + "/cases.json" : vm["cases"].as<std::string>();
   if (vm.count("junit")) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("run", writable);
   }
-  Result<std::vector<CaseEntry>> cases = LoadCasesFile(path, shared);
+  Result<std::vector<CaseEntry>> cases =
+      rerun ? LoadFailedCases(vm["rerun-failed"].as<std::string>(), shared)
+            : LoadCasesFile(path, shared);
   if (!cases.ok()) return Fail("run", cases.status());
+  if (rerun) {
+    std::cerr << "trtllm-run: rerunning " << cases->size() << " case(s) that did not pass in "
+              << EscapeControl(vm["rerun-failed"].as<std::string>()) << "\n";
+  }
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("run", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -86,7 +98,10 @@ int RunMain(int argc, char** argv) {
       "--cases: of those, cases running on this host (local_direct, local_docker) at once")(
       "run-dir", po::value<std::string>(),
       "--cases: the directory of the combined result.json (default: "
-      "<repo>/work_dirs/cases_<time>); it must not exist yet");
+      "<repo>/work_dirs/cases_<time>); it must not exist yet")(
+      "rerun-failed", po::value<std::string>(),
+      "run again the cases of CASES_DIR (a --cases run's directory) that did not pass, with "
+      "their original inputs (its cases.json); case flags given now override them");
   po::options_description visible;
   visible.add(CaseOptions()).add(run_options).add(cases_options).add(PluginOptions());
   po::variables_map vm;
@@ -98,7 +113,9 @@ int RunMain(int argc, char** argv) {
   if (kill_grace < 0) {
     return UsageError("run", "--kill-grace must be >= 0, got " + std::to_string(kill_grace));
   }
-  if (vm.count("cases")) return RunCasesMain(vm, request.value(), kill_grace);
+  if (vm.count("cases") || vm.count("rerun-failed")) {
+    return RunCasesMain(vm, request.value(), kill_grace);
+  }
   if (vm.count("junit")) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("run", writable);

@@ -1,5 +1,6 @@
 // trtllm-run status / attach / cancel: a work dir seen later, from another process
-// (workdir.h: job_spec.json + run_state.json + result.json).
+// (workdir.h: job_spec.json + run_state.json + result.json), or the directory of a
+// `run --cases` run (cases_dir.h, cmd_cases.cc).
 #include <fcntl.h>
 #include <rapidjson/document.h>
 #include <rapidjson/prettywriter.h>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "trtllm_run/cases_dir.h"
 #include "trtllm_run/docker_cli.h"
 #include "trtllm_run/render_docker.h"
 #include "trtllm_run/text.h"
@@ -234,6 +236,7 @@ int StatusMain(int argc, char** argv) {
   po::variables_map vm;
   std::string work_dir;
   if (auto done = ParseWithWorkDir("status", argc, argv, options, &vm, &work_dir)) return *done;
+  if (IsCasesDir(work_dir)) return CasesDirStatus(work_dir, vm["json"].as<bool>());
   Result<WorkDirInfo> inspected = Inspect(work_dir);
   if (!inspected.ok()) return Fail("status", inspected.status());
   const WorkDirInfo& info = inspected.value();
@@ -308,6 +311,7 @@ int AttachMain(int argc, char** argv) {
   if (auto done = ParseWithWorkDir("attach", argc, argv, options, &vm, &work_dir)) return *done;
   const bool json = vm["json"].as<bool>();
   const double poll = std::max(0.01, vm["poll"].as<double>());
+  if (IsCasesDir(work_dir)) return CasesDirAttach(work_dir, json, poll);
   std::ostream* log_out = json ? &std::cerr : &std::cout;
 
   CancellationToken cancel;
@@ -375,6 +379,10 @@ int CancelMain(int argc, char** argv) {
   if (auto done = ParseWithWorkDir("cancel", argc, argv, options, &vm, &work_dir)) return *done;
   int kill_grace = vm["kill-grace"].as<int>();
   if (kill_grace < 0) return UsageError("cancel", "--kill-grace must be >= 0");
+  if (IsCasesDir(work_dir)) {
+    return CasesDirCancel(work_dir, vm.count("wait") ? vm["wait"].as<double>() : kill_grace + 60.0,
+                          kill_grace);
+  }
 
   Result<WorkDirInfo> inspected = Inspect(work_dir);
   if (!inspected.ok()) return Fail("cancel", inspected.status());

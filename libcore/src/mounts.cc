@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "trtllm_run/problems.h"
 #include "trtllm_run/text.h"
 
 namespace trtllm_run {
@@ -53,6 +54,17 @@ bool MountsCover(const std::vector<std::string>& entries, const std::string& dir
   }
   return false;
 }
+
+namespace {
+
+Status MissingModelsRoot(const std::string& mount) {
+  return Status::InvalidInput(
+      "llm_models_root is not set: " + mount + " needs a target inside the container",
+      "give --llm-models-root DIR (e.g. the path your tests read LLM_MODELS_ROOT from), or "
+      "set container_models_root for the cluster in clusters.yaml");
+}
+
+}  // namespace
 
 Result<MountResolution> ResolveMounts(const MountInputs& in) {
   // pyxis's --container-mounts is a comma-separated list of SRC:DST[:FLAGS] entries.
@@ -110,20 +122,18 @@ Result<MountResolution> ResolveMounts(const MountInputs& in) {
     models_host = StripTrailingSlashes(in.default_models_repo);
     rule = "rule 4: the default models repo";
   } else {
-    return Status::InvalidInput(
+    // Both are missing in one go: the mount needs a source and, once it has one, a target.
+    ProblemList problems;
+    problems.Add(Status::InvalidInput(
         "cannot resolve the models mount: no checkpoint_path, models_path, cluster mounts "
         "(slurm_env.mounts) or default models repo",
         "give --models-path HOST_DIR (the host directory holding the models) or "
-        "--checkpoint-path, or set models_repo_host / mounts for the cluster in clusters.yaml");
+        "--checkpoint-path, or set models_repo_host / mounts for the cluster in clusters.yaml"));
+    if (in.llm_models_root.empty()) problems.Add(MissingModelsRoot("the models mount"));
+    return problems.ToStatus("with the models mount");
   }
   if (!models_host.empty()) {
-    if (in.llm_models_root.empty()) {
-      return Status::InvalidInput(
-          "llm_models_root is not set: the models mount " + models_host +
-              " needs a target inside the container",
-          "give --llm-models-root DIR (e.g. the path your tests read LLM_MODELS_ROOT from), or "
-          "set container_models_root for the cluster in clusters.yaml");
-    }
+    if (in.llm_models_root.empty()) return MissingModelsRoot("the models mount " + models_host);
     out.models_host_path = models_host;
     Add(&out.entries, models_host + ":" + StripTrailingSlashes(in.llm_models_root));
     out.notes.push_back("mounts: models " + models_host + " -> " + in.llm_models_root + " (" +

@@ -5,6 +5,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -27,6 +28,7 @@
 #include "dir_util.h"
 #include "json_util.h"
 #include "plugin_call.h"
+#include "trtllm_run/cases_dir.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/executor.h"
 #include "trtllm_run/input_limits.h"
@@ -504,6 +506,24 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   Result<std::string> made = CreateUniqueDir(run_dir, "run dir");
   if (!made.ok()) return made.status();
   run.run_dir = made.value();
+  // What later processes read (cases_dir.h): the lock proves this process supervises.
+  Result<std::unique_ptr<WorkDirLock>> run_lock = WorkDirLock::Acquire(run.run_dir);
+  if (!run_lock.ok()) return run_lock.status();
+  CasesState cases_state;
+  cases_state.supervisor_pid = static_cast<int>(::getpid());
+  cases_state.supervisor_start_time = ProcessStartTime(cases_state.supervisor_pid);
+  cases_state.host = HostName();
+  cases_state.started_at = run.started_at;
+  cases_state.work_dirs.resize(cases.size());
+  std::mutex state_mu;
+  std::vector<CaseEntry> inputs = cases;  // as given, with the repo root they resolved to
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    inputs[i].request.repo_root = planned.value()[i].request.repo_root;
+  }
+  for (const Status& written :
+       {WriteCasesInput(run.run_dir, inputs), WriteCasesState(run.run_dir, cases_state)}) {
+    if (!written.ok()) progress << "trtllm-run: warning: " << written.ToString() << "\n";
+  }
 
   CancellationToken own_cancel;
   CancellationToken* cancel = options.cancel ? options.cancel : &own_cancel;
@@ -579,6 +599,12 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     if (!prepared.ok()) {
       return NotRunResult(plan, RunStatus::kError,
                           "preparing the work dir failed: " + prepared.status().ToString(), cancel);
+    }
+    {
+      std::lock_guard<std::mutex> lock(state_mu);
+      cases_state.work_dirs[i] = prepared->spec.work_dir;
+      Status written = WriteCasesState(run.run_dir, cases_state);
+      if (!written.ok()) progress << "trtllm-run: warning: " << written.ToString() << "\n";
     }
     LineStream case_progress(options.progress, &out_mu,
                              "[case " + std::to_string(run.cases[i].entry.index) + "] ");

@@ -662,4 +662,29 @@ void MergeRequest(const CaseRequest& overrides, CaseRequest* base) {
   if (overrides.slurm_password.has_value()) base->slurm_password = overrides.slurm_password;
 }
 
+std::vector<std::pair<std::string, std::string>> GivenRequestFields(const CaseRequest& request) {
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const FieldDef& def : FieldTable()) {
+    switch (def.type) {
+      case FieldType::kString:
+        if ((request.*def.str).has_value()) given.emplace_back(def.name, *(request.*def.str));
+        break;
+      case FieldType::kInt:
+        if ((request.*def.integer).has_value()) {
+          given.emplace_back(def.name, std::to_string(*(request.*def.integer)));
+        }
+        break;
+      case FieldType::kBool:
+        if ((request.*def.boolean).has_value()) {
+          given.emplace_back(def.name, *(request.*def.boolean) ? "true" : "false");
+        }
+        break;
+      case FieldType::kStringList:
+        for (const std::string& item : request.*def.list) given.emplace_back(def.name, item);
+        break;
+    }
+  }
+  return given;
+}
+
 }  // namespace trtllm_run

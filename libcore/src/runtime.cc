@@ -18,11 +18,14 @@
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/env_check.h"
 #include "trtllm_run/input_limits.h"
+#include "trtllm_run/problems.h"
+#include "trtllm_run/route_context.h"
 #include "trtllm_run/routing.h"
 #include "trtllm_run/slurm_probe.h"
 #include "trtllm_run/slurm_run.h"
 #include "trtllm_run/ssh.h"
 #include "trtllm_run/text.h"
+#include "trtllm_run/user_config.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {
@@ -50,6 +53,17 @@ Result<std::string> ResolveRepoRoot(const CaseRequest& request) {
     if (dir == dir.parent_path()) break;
   }
   return cwd.string();
+}
+
+// `error` naming the values the config files gave (they may be what is wrong).
+Status WithConfigOrigins(const Status& error, const std::vector<std::string>& config_notes) {
+  if (error.ok() || config_notes.empty()) return error;
+  std::string message = error.message();
+  for (const std::string& note : config_notes) message += "\n  " + note;
+  return error.code() == StatusCode::kNotFound ? Status::NotFound(message, error.hint())
+         : error.code() == StatusCode::kInvalidInput
+             ? Status::InvalidInput(message, error.hint())
+             : Status::ExecutionError(message, error.hint());
 }
 
 // The origin URL and branch of the checkout at `repo_root` (spec 000 Step 5 for
@@ -103,6 +117,12 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) 
   if (!catalog.ok()) return catalog.status();
   auto runtime = std::make_unique<Runtime>(std::move(registry));
   runtime->SetCatalog(std::move(catalog.value()));
+  if (options.read_config_files) {
+    Result<std::optional<ConfigFile>> user_config = LoadConfigFile(UserConfigPath());
+    if (!user_config.ok()) return user_config.status();
+    runtime->user_config_ = std::move(user_config.value());
+    runtime->read_config_files_ = true;
+  }
   return runtime;
 }
 
@@ -124,7 +144,8 @@ void Runtime::SetProbeCache(bool enabled) {
 
 void Runtime::SetCatalog(std::optional<ClusterCatalog> catalog) { catalog_ = std::move(catalog); }
 
-Status Runtime::Place(PlannedCase* planned) const {
+Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const CaseRequest& given,
+                      std::vector<std::string>* config_notes) const {
   const CaseRequest& request = planned->request;
   const ClusterCatalog* catalog = this->catalog();
   std::unique_ptr<Scenario> local = MakeLocalScenario();
@@ -141,7 +162,29 @@ Status Runtime::Place(PlannedCase* planned) const {
   Result<Placement> routed =
       Route(request, planned->plan, env, catalog, registry_->ExecutorNames());
   if (!routed.ok()) return routed.status();
+  // The config's section for the cluster routing chose overrides its top-level values.
+  std::string cluster =
+      routed->cluster ? routed->cluster->name : request.slurm_cluster.value_or("");
+  if (cluster.empty() && IsSlurmScenario(routed->scenario) && routed->ssh_host.empty() &&
+      config.HasAnyCluster()) {
+    if (!needs_env) {  // this host's cluster, for its config section
+      Result<EnvFacts> checked = CheckEnvironment(*local, catalog);
+      if (checked.ok()) env = std::move(checked.value());
+    }
+    cluster = env.cluster_name.value_or("");
+  }
+  if (!cluster.empty() && config.HasCluster(cluster)) {
+    config_notes->clear();
+    Result<CaseRequest> applied = ApplyConfigLayers(config, cluster, given, config_notes);
+    if (!applied.ok()) return applied.status();
+    planned->request = std::move(applied.value());
+    routed = Route(request, planned->plan, env, catalog, registry_->ExecutorNames());
+    if (!routed.ok()) return routed.status();
+  }
   Placement& placement = routed.value();
+  // Errors from here on name the route (WithRoute); the placement is complete only at the end.
+  planned->placement.scenario = placement.scenario;
+  planned->placement.notes = placement.notes;
 
   if (IsSlurmScenario(placement.scenario)) {
     SlurmEnv slurm_env;
@@ -216,24 +259,40 @@ Status Runtime::Place(PlannedCase* planned) const {
 
 Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   TRTLLM_RUN_RETURN_IF_ERROR(ValidateRequestValues(request));
+  // The checks below do not depend on each other: all their problems are reported at once.
+  ProblemList problems;
   Result<CommandKind> kind = ClassifyCommand(request);
-  if (!kind.ok()) return kind.status();
-  if (kind.value() == CommandKind::kNone) {
-    return Status::InvalidInput(
+  problems.Add(kind.status());
+  if (kind.ok() && kind.value() == CommandKind::kNone) {
+    problems.Add(Status::InvalidInput(
         "no command given",
         "give one of --test-cmd, --bench-cmd, --eval-cmd, --custom-cmd or --custom-script "
-        "(or the same keys in a --request file)");
+        "(or the same keys in a --request file)"));
   }
-
   PlannedCase planned;
   planned.request = request;
   Result<std::string> repo_root = ResolveRepoRoot(request);
-  if (!repo_root.ok()) return repo_root.status();
-  planned.request.repo_root = repo_root.value();
-
+  problems.Add(repo_root.status());
+  ConfigLayers config;
+  std::vector<std::string> config_notes;
+  if (repo_root.ok()) planned.request.repo_root = repo_root.value();
+  const CaseRequest given = planned.request;  // before the config's values
+  if (repo_root.ok()) {
+    if (read_config_files_) {
+      Result<std::optional<ConfigFile>> repo_config =
+          LoadConfigFile(RepoConfigPath(repo_root.value()));
+      if (problems.Add(repo_config.status()) && repo_config.value()) {
+        config.files.push_back(std::move(*repo_config.value()));
+      }
+      if (user_config_) config.files.push_back(*user_config_);
+      Result<CaseRequest> applied = ApplyConfigLayers(config, "", planned.request, &config_notes);
+      if (problems.Add(applied.status())) planned.request = std::move(applied.value());
+    }
+  }
   Result<int> timeout =
-      ParseDurationSeconds(request.monitor_timeout.value_or("3600"), "monitor_timeout");
-  if (!timeout.ok()) return timeout.status();
+      ParseDurationSeconds(planned.request.monitor_timeout.value_or("3600"), "monitor_timeout");
+  problems.Add(timeout.status());
+  if (!problems.empty()) return problems.ToStatus("in this case");
 
   std::shared_ptr<Workflow> workflow;
   std::string workflow_name;
@@ -271,16 +330,25 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   planned.work_dir = (fs::path(repo_root.value()) / "work_dirs" /
                       (planned.plan.model_name + "_" + LocalTimestamp()))
                          .string();
-  TRTLLM_RUN_RETURN_IF_ERROR(Place(&planned));
+  const std::vector<std::string> executors = registry_->ExecutorNames();
+  Status placed = Place(&planned, config, given, &config_notes);
+  if (!placed.ok()) {
+    return WithConfigOrigins(WithRoute(placed, planned.request, planned.placement, executors),
+                             config_notes);
+  }
   planned.scenario = planned.placement.scenario;
+  planned.notes.insert(planned.notes.end(), config_notes.begin(), config_notes.end());
   planned.notes.insert(planned.notes.end(), planned.placement.notes.begin(),
                        planned.placement.notes.end());
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
-  TRTLLM_RUN_RETURN_IF_ERROR(GuardPluginCall(ExecutorLabel(planned.scenario), "Validate()", [&] {
+  Status valid = GuardPluginCall(ExecutorLabel(planned.scenario), "Validate()", [&] {
     return executor.value()->Validate(planned.request, planned.plan, planned.placement);
-  }));
-
+  });
+  if (!valid.ok()) {
+    return WithConfigOrigins(WithRoute(valid, planned.request, planned.placement, executors),
+                             config_notes);
+  }
   return planned;
 }
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "trtllm_run/export.h"
@@ -124,6 +125,12 @@ inline constexpr std::size_t kMaxModelNameBytes = 100;
 // ssh-bound values not starting with '-'; model_name at most kMaxModelNameBytes.
 // kInvalidInput naming the field, what is wrong (control bytes escaped) and the fix.
 TRTLLM_RUN_API Status ValidateRequestValues(const CaseRequest& request);
+
+// The fields `request` gives, in RequestFields() order, as (snake_case name, text) pairs
+// that SetRequestField reads back to the same value; a string list gives one pair per
+// item. slurm_password is never among them.
+TRTLLM_RUN_API std::vector<std::pair<std::string, std::string>> GivenRequestFields(
+    const CaseRequest& request);
 
 // Copies every field given in `overrides` onto `base`.
 TRTLLM_RUN_API void MergeRequest(const CaseRequest& overrides, CaseRequest* base);

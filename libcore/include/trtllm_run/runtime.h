@@ -21,6 +21,7 @@
 #include "trtllm_run/request.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/status.h"
+#include "trtllm_run/user_config.h"
 
 namespace trtllm_run {
 
@@ -31,6 +32,9 @@ struct RuntimeOptions {
   // The cluster catalog (clusters.yaml): this path, else $TRTLLM_RUN_CLUSTERS, else
   // $XDG_CONFIG_HOME/trtllm-run/clusters.yaml; none is fine.
   std::string catalog_path;
+  // Read the user's config file here and each case's repo config in Plan()
+  // (user_config.h). A bad config file fails Create() or Plan() with kInvalidInput.
+  bool read_config_files = true;
 };
 
 struct RunOptions {
@@ -120,10 +124,15 @@ class TRTLLM_RUN_API Runtime {
  private:
   // Spec 000 Steps 2-2.5: routes the case and, for Slurm scenarios, probes the cluster
   // (or reads request.slurm_env_file) and resolves the account and partition.
-  Status Place(PlannedCase* planned) const;
+  // The config's cluster section for the routed cluster replaces `config_notes` and
+  // fields of planned->request that `given` lacks.
+  Status Place(PlannedCase* planned, const ConfigLayers& config, const CaseRequest& given,
+               std::vector<std::string>* config_notes) const;
 
   std::unique_ptr<Registry> registry_;
   std::optional<ClusterCatalog> catalog_;
+  bool read_config_files_ = false;  // Create() with read_config_files
+  std::optional<ConfigFile> user_config_;
   struct ProbeCache;
   std::unique_ptr<ProbeCache> probe_cache_;  // null: every Plan() probes
 };

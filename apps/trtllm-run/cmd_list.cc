@@ -1,0 +1,292 @@
+// trtllm-run list / logs: the work dirs under a repo root, and one work dir's log. Work
+// dirs are untrusted input (README "Security model"): symlinks are never followed out of
+// them and what they hold is printed with control characters escaped.
+#include <fcntl.h>
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli.h"
+#include "trtllm_run/cases_dir.h"
+#include "trtllm_run/text.h"
+#include "trtllm_run/workdir.h"
+
+namespace trtllm_run::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Listed {
+  std::string name, work_dir, workflow, scenario, job_id, status;
+  std::time_t modified = 0;
+};
+
+// The repo root as `run` finds it: --repo-root, else the git top level above the cwd.
+std::string RepoRootFor(const po::variables_map& vm) {
+  std::error_code error;
+  if (vm.count("repo-root")) return fs::absolute(vm["repo-root"].as<std::string>(), error);
+  fs::path cwd = fs::current_path(error);
+  for (fs::path dir = cwd; !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / ".git", error)) return dir.string();
+    if (dir == dir.parent_path()) break;
+  }
+  return cwd.string();
+}
+
+std::optional<Listed> Describe(const std::string& dir, const std::string& name, std::time_t mtime) {
+  Listed item;
+  item.name = name;
+  item.work_dir = dir;
+  item.modified = mtime;
+  if (IsCasesDir(dir)) {
+    Result<CasesDirInfo> cases = InspectCasesDir(dir);
+    if (!cases.ok()) return std::nullopt;
+    item.workflow = "cases";
+    int passed = 0;
+    for (const CasesDirCase& one : cases->cases) {
+      passed += one.status == "PASSED";
+      if (item.scenario.find(one.scenario) == std::string::npos) {
+        item.scenario += (item.scenario.empty() ? "" : ",") + one.scenario;
+      }
+    }
+    item.status = cases->phase == "finished" ? std::to_string(passed) + "/" +
+                                                   std::to_string(cases->cases.size()) + " PASSED"
+                                             : cases->phase;
+    return item;
+  }
+  Result<WorkDirInfo> info = InspectWorkDir(dir);
+  if (!info.ok()) return std::nullopt;  // not a work dir
+  item.workflow = info->spec.workflow_type;
+  item.scenario = info->spec.scenario;
+  if (info->state) item.job_id = info->state->job_id;
+  if (info->result) {
+    item.status = RunStatusName(info->result->status);
+    auto job = info->result->details.find("job_id");
+    if (item.job_id.empty() && job != info->result->details.end()) item.job_id = job->second;
+  } else {
+    item.status = WorkDirPhaseName(info->phase);
+  }
+  return item;
+}
+
+std::string Age(std::time_t modified) {
+  long long seconds = std::max<long long>(0, std::time(nullptr) - modified);
+  if (seconds < 120) return std::to_string(seconds) + "s";
+  if (seconds < 7200) return std::to_string(seconds / 60) + "m";
+  if (seconds < 172800) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds / 86400) + "d";
+}
+
+std::string ListJson(const std::string& root, const std::vector<Listed>& items) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.SetIndent(' ', 2);
+  auto str = [&](const char* key, const std::string& value) {
+    w.Key(key);
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  w.StartObject();
+  str("work_dirs", root + "/work_dirs");
+  w.Key("runs");
+  w.StartArray();
+  for (const Listed& item : items) {
+    w.StartObject();
+    str("name", item.name);
+    str("work_dir", item.work_dir);
+    str("workflow", item.workflow);
+    str("scenario", item.scenario);
+    str("job_id", item.job_id);
+    str("status", item.status);
+    w.Key("age_seconds");
+    w.Int64(std::max<long long>(0, std::time(nullptr) - item.modified));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+// Writes `bytes` with every line's control characters escaped; a last partial line is
+// kept in `pending` until its newline comes (or `flush`).
+void WriteEscaped(const std::string& bytes, std::string* pending, bool flush) {
+  pending->append(bytes);
+  std::size_t start = 0;
+  while (true) {
+    std::size_t newline = pending->find('\n', start);
+    if (newline == std::string::npos) break;
+    std::cout << EscapeControl(std::string_view(*pending).substr(start, newline - start)) << "\n";
+    start = newline + 1;
+  }
+  pending->erase(0, start);
+  if (flush && !pending->empty()) {
+    std::cout << EscapeControl(*pending) << "\n";
+    pending->clear();
+  }
+  std::cout.flush();
+}
+
+// Reads the log from `offset` to its end; returns the new offset.
+std::uint64_t ReadLogFrom(const WorkDirInfo& info, std::uint64_t offset, std::string* out) {
+  Result<int> fd = OpenWorkDirFile(info.work_dir, info.log_file, info.spec.work_dir);
+  if (!fd.ok()) return offset;
+  struct stat st;
+  std::uint64_t size = ::fstat(fd.value(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  if (size < offset) offset = 0;  // truncated: from the start again
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::pread(fd.value(), buffer, sizeof buffer, static_cast<off_t>(offset));
+    if (n <= 0) break;
+    out->append(buffer, static_cast<std::size_t>(n));
+    offset += static_cast<std::uint64_t>(n);
+  }
+  ::close(fd.value());
+  return offset;
+}
+
+}  // namespace
+
+int ListMain(int argc, char** argv) {
+  po::options_description options("List");
+  options.add_options()("repo-root", po::value<std::string>(),
+                        "list <DIR>/work_dirs (default: the git checkout above the current "
+                        "directory, else the current directory)")(
+      "limit", po::value<int>()->default_value(20), "show the N most recent (0: all)")(
+      "json", po::bool_switch(), "print a JSON object {work_dirs, runs: [...]} instead");
+  po::variables_map vm;
+  if (std::optional<int> done = Parse("list", argc, argv, options, &vm)) return *done;
+  const std::string root = RepoRootFor(vm);
+  const std::string parent = root + "/work_dirs";
+  std::vector<Listed> items;
+  std::error_code error;
+  if (fs::is_directory(parent, error)) {
+    for (const fs::directory_entry& entry : fs::directory_iterator(parent, error)) {
+      struct stat st;  // lstat: a symlink is never listed, so never followed
+      const std::string dir = entry.path().string();
+      if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      std::optional<Listed> item = Describe(dir, entry.path().filename().string(), st.st_mtime);
+      if (item) items.push_back(std::move(*item));
+    }
+  } else if (vm.count("repo-root")) {
+    return Fail("list", Status::NotFound("'" + EscapeControl(parent) + "' does not exist",
+                                         "give the repo root that `trtllm-run run` used"));
+  }
+  std::sort(items.begin(), items.end(), [](const Listed& a, const Listed& b) {
+    return a.modified != b.modified ? a.modified > b.modified : a.name > b.name;
+  });
+  int limit = vm["limit"].as<int>();
+  if (limit > 0 && items.size() > static_cast<std::size_t>(limit)) items.resize(limit);
+  if (vm["json"].as<bool>()) {
+    std::cout << ListJson(root, items);
+    return 0;
+  }
+  std::ostringstream out;
+  out << std::left << std::setw(40) << "name" << std::setw(12) << "workflow" << std::setw(14)
+      << "scenario" << std::setw(10) << "job id" << std::setw(16) << "status"
+      << "age\n";
+  for (const Listed& item : items) {
+    auto shown = [](const std::string& text) { return text.empty() ? "-" : EscapeControl(text); };
+    out << std::setw(40) << shown(item.name) << std::setw(12) << shown(item.workflow)
+        << std::setw(14) << shown(item.scenario) << std::setw(10) << shown(item.job_id)
+        << std::setw(16) << shown(item.status) << Age(item.modified) << "\n";
+  }
+  if (items.empty()) out << "(no work dirs under " << EscapeControl(parent) << ")\n";
+  std::cout << out.str();
+  return 0;
+}
+
+int LogsMain(int argc, char** argv) {
+  po::options_description options("Logs");
+  options.add_options()("follow,f", po::bool_switch(),
+                        "keep printing what the log gets until the run has its verdict")(
+      "tail", po::value<int>(), "print only the last N lines first")(
+      "poll", po::value<double>()->default_value(0.25), "-f: seconds between looks at the log");
+  po::options_description hidden;
+  hidden.add_options()("work-dir", po::value<std::vector<std::string>>());
+  po::options_description all;
+  all.add(options).add(hidden).add_options()("help,h", "show this help");
+  po::positional_options_description positional;
+  positional.add("work-dir", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    return UsageError("logs", e.what());
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: trtllm-run logs [options] WORK_DIR\n\n" << options << "\n";
+    return 0;
+  }
+  if (!vm.count("work-dir") || vm["work-dir"].as<std::vector<std::string>>().size() != 1) {
+    return UsageError("logs", "give one work dir: WORK_DIR");
+  }
+  if (vm.count("tail") && vm["tail"].as<int>() < 0)
+    return UsageError("logs", "--tail must be >= 0");
+  std::error_code error;
+  std::string work_dir = fs::absolute(vm["work-dir"].as<std::vector<std::string>>()[0], error)
+                             .lexically_normal()
+                             .string();
+  while (work_dir.size() > 1 && work_dir.back() == '/') work_dir.pop_back();
+  struct stat st;
+  if (::lstat(work_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return Fail("logs", Status::NotFound("work dir '" + EscapeControl(work_dir) +
+                                             "' does not exist (or is a symlink)",
+                                         "`trtllm-run list` shows the work dirs of a repo"));
+  }
+  Result<WorkDirInfo> info = InspectWorkDir(work_dir);
+  if (!info.ok()) {
+    return Fail("logs",
+                Status::InvalidInput("'" + EscapeControl(work_dir) +
+                                     "' is not a trtllm-run work dir: " + info.status().message()));
+  }
+  if (info->log_file.empty()) {
+    return Fail("logs", Status::InvalidInput(info->log_refused.empty() ? "the run has no log file"
+                                                                       : info->log_refused,
+                                             "logs reads only a regular file inside the work dir"));
+  }
+  std::string text;
+  std::uint64_t offset = ReadLogFrom(info.value(), 0, &text);
+  if (vm.count("tail")) {  // the last N lines: from the start of the Nth line from the end
+    const std::size_t lines = static_cast<std::size_t>(vm["tail"].as<int>());
+    std::vector<std::size_t> starts = {0};
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+      if (text[i] == '\n') starts.push_back(i + 1);
+    }
+    if (lines == 0 || text.empty()) {
+      text.clear();
+    } else if (starts.size() > lines) {
+      text.erase(0, starts[starts.size() - lines]);
+    }
+  }
+  std::string pending;
+  WriteEscaped(text, &pending, !vm["follow"].as<bool>());
+  if (!vm["follow"].as<bool>()) return 0;
+  CancellationToken cancel;
+  ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
+  const double poll = std::max(0.01, vm["poll"].as<double>());
+  while (!cancel.cancelled()) {
+    Result<WorkDirInfo> now = InspectWorkDir(work_dir);
+    if (!now.ok()) return Fail("logs", now.status());
+    std::string more;
+    offset = ReadLogFrom(now.value(), offset, &more);
+    bool over = now->phase == WorkDirPhase::kFinished || now->phase == WorkDirPhase::kAbandoned;
+    WriteEscaped(more, &pending, over);
+    if (over) return 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(poll * 1000)));
+  }
+  WriteEscaped("", &pending, true);
+  return kExitUserInterrupt;
+}
+
+}  // namespace trtllm_run::cli
