@@ -118,9 +118,15 @@ class TRTLLM_RUN_API Runtime {
   Result<RunResult> Run(const CaseRequest& request, const RunOptions& options) const;
 
  private:
-  // Spec 000 Steps 2-2.5: routes the case and, for Slurm scenarios, probes the cluster
-  // (or reads request.slurm_env_file) and resolves the account and partition.
+  // Spec 000 Steps 2-2.5: routes the case and, for executors with the slurm trait,
+  // probes the cluster (or reads request.slurm_env_file) and resolves the account and
+  // partition; for remote ones, the remote paths.
   Status Place(PlannedCase* planned) const;
+
+  // The Slurm probe for `placement` (the cache's, when it has one), run on `local` or,
+  // for a remote executor, over SSH to placement.ssh_host; `where` names the host.
+  Result<SlurmEnv> ProbeFor(const CaseRequest& request, const Placement& placement, bool remote,
+                            Scenario& local, std::string* where) const;
 
   std::unique_ptr<Registry> registry_;
   std::optional<ClusterCatalog> catalog_;
