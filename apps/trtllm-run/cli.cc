@@ -106,8 +106,11 @@ po::options_description CaseOptions() {
         options.add_options()(field.flag.c_str(), po::value<std::string>(), field.help.c_str());
     }
   }
-  options.add_options()("request", po::value<std::string>(),
-                        "read the case from a YAML or JSON file; flags override its values")(
+  options.add_options()("executor-option", po::value<std::vector<std::string>>()->composing(),
+                        "KEY=VALUE input of the chosen executor (repeatable; request files: "
+                        "executor_options mapping); the executor says which keys it takes")(
+      "request", po::value<std::string>(),
+      "read the case from a YAML or JSON file; flags override its values")(
       "password-file", po::value<std::string>(),
       "read the SSH password for the login node from FILE (else "
       "$TRTLLM_RUN_SLURM_PASSWORD); never stored or logged");
@@ -131,6 +134,11 @@ Result<CaseRequest> RequestFromOptions(const po::variables_map& vm) {
     for (const std::string& value : values) {
       TRTLLM_RUN_RETURN_IF_ERROR(
           SetRequestField(&from_flags, field.name, value, "--" + field.flag));
+    }
+  }
+  if (vm.count("executor-option")) {
+    for (const std::string& value : vm["executor-option"].as<std::vector<std::string>>()) {
+      TRTLLM_RUN_RETURN_IF_ERROR(SetExecutorOption(&from_flags, value, "--executor-option"));
     }
   }
   MergeRequest(from_flags, &request);

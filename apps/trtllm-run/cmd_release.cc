@@ -1,25 +1,40 @@
-// trtllm-run release: ends the Slurm allocations that persistent mode holds for later
-// runs (slurm_run.h, "Held allocations").
+// trtllm-run release: ends what executors hold between runs (Executor::ListHeld /
+// ReleaseHeld), e.g. the Slurm allocations persistent mode keeps for later runs.
 #include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <memory>
 
 #include "cli.h"
-#include "trtllm_run/scenario.h"
-#include "trtllm_run/slurm_run.h"
-#include "trtllm_run/ssh.h"
 
 namespace trtllm_run::cli {
 
 namespace {
 
-std::string Describe(const HeldAllocation& a) {
-  long long now = static_cast<long long>(std::time(nullptr));
-  std::string where = a.host.empty() ? "this host" : a.host;
-  return "allocation " + a.job_id + " on " + where + " (" + a.key + ", --time " + a.time_limit +
-         ", idle " + std::to_string(now - a.last_used_at) + "s of " +
-         std::to_string(a.idle_limit_seconds) + "s)";
+// One held resource and the executor that holds it.
+struct Held {
+  std::shared_ptr<Executor> executor;
+  HeldResource resource;
+};
+
+// What every loaded executor holds, in executor name order. An executor that cannot be
+// created or asked is reported on stderr and counted in `failures`.
+std::vector<Held> ListAllHeld(const Registry& registry, int* failures) {
+  std::vector<Held> all;
+  for (const std::string& name : registry.ExecutorNames()) {
+    Result<std::shared_ptr<Executor>> executor = registry.CreateExecutor(name);
+    if (!executor.ok()) continue;  // `trtllm-run plugins` reports broken plugins
+    try {
+      for (HeldResource& resource : executor.value()->ListHeld()) {
+        all.push_back(Held{executor.value(), std::move(resource)});
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "trtllm-run release: error: executor " << name
+                << " could not list what it holds: " << e.what() << "\n";
+      ++*failures;
+    }
+  }
+  return all;
 }
 
 }  // namespace
@@ -30,48 +45,37 @@ int ReleaseMain(int argc, char** argv) {
       "idle", po::bool_switch(), "release only the allocations idle past their idle limit")(
       "job-id", po::value<std::vector<std::string>>(),
       "release only this allocation (repeatable; default: all)");
+  options.add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("release", argc, argv, options, &vm)) return *done;
-  std::vector<HeldAllocation> held = ListHeldAllocations();
+  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
+  if (!runtime.ok()) return Fail("release", runtime.status());
+  int failures = 0, released = 0;
+  std::vector<Held> held = ListAllHeld(runtime.value()->registry(), &failures);
   if (vm["list"].as<bool>()) {
-    if (held.empty()) std::cout << "no held allocations (" << AllocationStateDir() << ")\n";
-    for (const HeldAllocation& a : held) std::cout << Describe(a) << "\n";
-    return 0;
+    if (held.empty()) std::cout << "no held allocations\n";
+    for (const Held& h : held) std::cout << h.resource.description << "\n";
+    return failures == 0 ? 0 : 3;
   }
   std::vector<std::string> only;
   if (vm.count("job-id")) only = vm["job-id"].as<std::vector<std::string>>();
   long long now = static_cast<long long>(std::time(nullptr));
-  int failures = 0, released = 0;
-  for (const HeldAllocation& a : held) {
-    if (!only.empty() && std::find(only.begin(), only.end(), a.job_id) == only.end()) continue;
-    if (vm["idle"].as<bool>() && now - a.last_used_at <= a.idle_limit_seconds) continue;
-    std::unique_ptr<Scenario> scenario;
-    if (a.host.empty()) {
-      scenario = MakeLocalScenario();
-    } else {
-      JobSpec connection;
-      connection.work_dir = "(release)";
-      connection.ssh_host = a.host;
-      connection.slurm_user = a.user;
-      if (!a.ssh_config_file.empty()) connection.extra["ssh_config_file"] = a.ssh_config_file;
-      Result<SshOptions> ssh_options = SshOptionsForSpec(connection);
-      Result<std::unique_ptr<SshScenario>> ssh =
-          ssh_options.ok() ? MakeSshScenario(ssh_options.value())
-                           : Result<std::unique_ptr<SshScenario>>(ssh_options.status());
-      if (!ssh.ok()) {
-        std::cerr << "trtllm-run release: error: " << Describe(a) << ": " << ssh.status().ToString()
-                  << "\n";
-        ++failures;
-        continue;
-      }
-      scenario = std::move(ssh.value());
+  for (const Held& h : held) {
+    const HeldResource& r = h.resource;
+    if (!only.empty() && std::find(only.begin(), only.end(), r.id) == only.end()) continue;
+    if (vm["idle"].as<bool>() && now - r.last_used_at <= r.idle_limit_seconds) continue;
+    Status status = Status::Ok();
+    try {
+      status = h.executor->ReleaseHeld(r.id);
+    } catch (const std::exception& e) {
+      status = Status::PluginError("executor " + h.executor->Name() + " threw: " + e.what());
     }
-    Status status = ReleaseHeldAllocation(a, scenario.get());
     if (status.ok()) {
-      std::cout << "released " << Describe(a) << "\n";
+      std::cout << "released " << r.description << "\n";
       ++released;
     } else {
-      std::cerr << "trtllm-run release: error: " << status.ToString() << "\n";
+      std::cerr << "trtllm-run release: error: " << r.description << ": " << status.ToString()
+                << "\n";
       ++failures;
     }
   }

@@ -16,8 +16,6 @@
 
 #include "cli.h"
 #include "trtllm_run/cases_dir.h"
-#include "trtllm_run/docker_cli.h"
-#include "trtllm_run/render_docker.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -112,20 +110,31 @@ std::string ContainerName(const WorkDirInfo& info) {
   return info.spec.container_name;
 }
 
-// What the engine says about the run's container, when there is one. Only a name of this
-// run's form is asked about, and only on the engine the run was prepared for.
-std::string ContainerState(const WorkDirInfo& info) {
-  std::string name = ContainerName(info);
-  if (name.empty()) return "";
-  if (!IsDockerContainerNameFor(name, info.spec.model_name, info.spec.work_dir)) {
-    return "not asked: the name is not one this run created";
+// What the work dir's executor says about its job (Executor::DescribeJob): asked for a
+// run of this host that has not finished. A problem reaching the executor is returned
+// in `problem`, and the description is empty.
+JobDescription DescribeWithExecutor(const po::variables_map& vm, const WorkDirInfo& info,
+                                    std::string* problem) {
+  if (info.phase == WorkDirPhase::kFinished || !info.same_host) return {};
+  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
+  if (!runtime.ok()) {
+    *problem = "the executor was not asked: " + runtime.status().ToString();
+    return {};
   }
-  auto host = info.spec.extra.find("docker_host");
-  std::string engine = host == info.spec.extra.end() ? "" : host->second;
-  if (info.state && info.state->container_engine != engine) {
-    return "not asked: run_state.json names another engine than the run was prepared for";
+  Result<std::shared_ptr<Executor>> executor =
+      runtime.value()->registry().CreateExecutor(info.spec.scenario);
+  if (!executor.ok()) {
+    *problem = "the executor was not asked: " + executor.status().ToString();
+    return {};
   }
-  return DockerContainerState(name, engine);
+  try {
+    return executor.value()->DescribeJob(info.spec, info.state ? &*info.state : nullptr);
+  } catch (const std::exception& e) {
+    *problem = "executor " + info.spec.scenario + " could not describe the job: " + e.what();
+  } catch (...) {
+    *problem = "executor " + info.spec.scenario + " could not describe the job";
+  }
+  return {};
 }
 
 void Line(std::ostream& out, const std::string& label, const std::string& value) {
@@ -233,6 +242,7 @@ int StatusMain(int argc, char** argv) {
   po::options_description options("Status");
   options.add_options()("json", po::bool_switch(),
                         "print a JSON object (phase, run state, result) instead of text");
+  options.add(PluginOptions());
   po::variables_map vm;
   std::string work_dir;
   if (auto done = ParseWithWorkDir("status", argc, argv, options, &vm, &work_dir)) return *done;
@@ -240,10 +250,9 @@ int StatusMain(int argc, char** argv) {
   Result<WorkDirInfo> inspected = Inspect(work_dir);
   if (!inspected.ok()) return Fail("status", inspected.status());
   const WorkDirInfo& info = inspected.value();
-  std::string container_state;
-  if (info.phase == WorkDirPhase::kRunning || info.phase == WorkDirPhase::kAbandoned) {
-    if (info.same_host) container_state = ContainerState(info);
-  }
+  std::string executor_problem;
+  const JobDescription described = DescribeWithExecutor(vm, info, &executor_problem);
+  const std::string& container_state = described.container_state;
   if (vm["json"].as<bool>()) {
     std::cout << StatusJson(info, container_state);
     return 0;
@@ -255,10 +264,12 @@ int StatusMain(int argc, char** argv) {
            ")");
   Line(out, "state", WorkDirPhaseName(info.phase));
   for (const std::string& problem : info.problems) Line(out, "warning", problem);
+  if (!executor_problem.empty()) Line(out, "warning", executor_problem);
   if (info.phase == WorkDirPhase::kFinished) {
     out << FormatSummary(*info.result) << "\n";
     return 0;
   }
+  for (const auto& [label, value] : described.facts) Line(out, label, value);
   if (info.phase == WorkDirPhase::kNotStarted) {
     Line(out, "detail", "job_spec.json only: prepared (trtllm-run plan) or not started yet");
     return 0;

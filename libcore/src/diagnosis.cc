@@ -223,8 +223,7 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
                        "\"): omit --gres; the partition's gres is (null) in slurm_env.json.");
   }
   if (const std::string* line = FindLine({&in.errors, &reason_lines, &in.err_lines}, "Broken pipe");
-      line && (ContainsNoCase(*line, "ssh") || ContainsNoCase(*line, "mux") ||
-               in.scenario == "remote_slurm")) {
+      line && (ContainsNoCase(*line, "ssh") || ContainsNoCase(*line, "mux") || in.remote)) {
     findings.push_back("The SSH ControlMaster connection died (\"" + Shown(*line) +
                        "\"): trtllm-run opens a new one on its next command; re-run, or follow "
                        "the job with `trtllm-run attach`.");
@@ -285,6 +284,7 @@ void Diagnose(RunResult* result, const JobSpec& spec) {
   in.exit_code = result->exit_code;
   in.workflow_type = !result->workflow_type.empty() ? result->workflow_type : spec.workflow_type;
   in.scenario = !result->scenario.empty() ? result->scenario : spec.scenario;
+  in.remote = !spec.ssh_host.empty() || !spec.remote_work_dir.empty();
   in.log_file = !result->log_file.empty() ? result->log_file : spec.log_file;
   in.errors = result->errors;
   in.reason = result->reason;

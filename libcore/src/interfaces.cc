@@ -22,6 +22,33 @@ std::unique_ptr<ExecutorSession> Executor::NewSession(const SessionOptions& /*op
   return nullptr;
 }
 
+ExecutorTraits Executor::Traits() const { return {}; }
+
+std::optional<RouteClaim> Executor::Claim(const CaseRequest& /*request*/,
+                                          const EnvFacts& /*env*/) const {
+  return std::nullopt;
+}
+
+Status Executor::CheckExecutorOptions(const std::map<std::string, std::string>& options) const {
+  if (options.empty()) return Status::Ok();
+  const auto& [key, value] = *options.begin();
+  return Status::InvalidInput("executor option '" + key + "=" + value +
+                                  "' (executor_options): the " + Name() +
+                                  " executor takes no executor options",
+                              "remove executor_options / --executor-option, or pick an executor "
+                              "that takes them with --scenario");
+}
+
+JobDescription Executor::DescribeJob(const JobSpec& /*spec*/, const RunState* /*state*/) const {
+  return {};
+}
+
+std::vector<HeldResource> Executor::ListHeld() const { return {}; }
+
+Status Executor::ReleaseHeld(const std::string& id) {
+  return Status::NotFound("the " + Name() + " executor holds nothing named '" + id + "'");
+}
+
 ExecutorSession::~ExecutorSession() = default;
 
 std::map<std::string, std::string> ExecutorSession::Stats() const { return {}; }

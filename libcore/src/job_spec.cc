@@ -58,6 +58,7 @@ const std::set<std::string>& FieldKeys() {
       "remote_cwd",
       "remote_repo_path",
       "remote_work_dir",
+      "executor_options",
       "repo_url",
       "repo_branch",
   };
@@ -169,6 +170,15 @@ std::string JobSpecToJson(const JobSpec& spec) {
   str("remote_work_dir", spec.remote_work_dir);
   str("repo_url", spec.repo_url);
   str("repo_branch", spec.repo_branch);
+  if (!spec.executor_options.empty()) {
+    w.Key("executor_options");
+    w.StartObject();
+    for (const auto& [key, value] : spec.executor_options) {
+      json::WriteKey(&w, key);
+      json::WriteString(&w, value);
+    }
+    w.EndObject();
+  }
   for (const auto& [key, value] : spec.extra) {
     if (FieldKeys().count(key) != 0) continue;  // a field always wins; WriteJobSpec refuses this
     json::WriteKey(&w, key);
@@ -259,6 +269,15 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("remote_work_dir", &spec.remote_work_dir));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("repo_url", &spec.repo_url));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("repo_branch", &spec.repo_branch));
+  if (doc.HasMember("executor_options") && !doc["executor_options"].IsNull()) {
+    const rapidjson::Value& options = doc["executor_options"];
+    if (!options.IsObject()) return r.WrongType("executor_options", "an object of strings");
+    for (auto it = options.MemberBegin(); it != options.MemberEnd(); ++it) {
+      if (!it->value.IsString()) return r.WrongType("executor_options", "an object of strings");
+      spec.executor_options[std::string(it->name.GetString(), it->name.GetStringLength())] =
+          std::string(it->value.GetString(), it->value.GetStringLength());
+    }
+  }
   if (spec.scenario.empty()) {
     return Status::InvalidInput(origin + ": key 'scenario' is empty; it names the executor");
   }

@@ -17,9 +17,11 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <streambuf>
 #include <string_view>
@@ -381,10 +383,6 @@ class LineStream : public std::ostream {
   Buffer buffer_;
 };
 
-bool IsHostBound(const std::string& scenario) {
-  return scenario == "local_direct" || scenario == "local_docker";
-}
-
 std::string CaseLabel(const CaseOutcome& outcome) {
   if (!outcome.entry.name.empty()) return outcome.entry.name;
   if (!outcome.result.model_name.empty()) return outcome.result.model_name;
@@ -536,12 +534,15 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     int cases = 0;
   };
   std::map<std::string, Session> sessions;
+  // Scenarios whose jobs share this host's GPUs (ExecutorTraits::host_bound).
+  std::set<std::string> host_bound;
   for (const PlannedCase& plan : planned.value()) {
     auto [it, inserted] = sessions.try_emplace(plan.scenario);
     ++it->second.cases;
     if (!inserted) continue;
     Result<std::shared_ptr<Executor>> executor = runtime.registry().CreateExecutor(plan.scenario);
     if (!executor.ok()) continue;  // Execute() reports it per case
+    if (executor.value()->Traits().host_bound) host_bound.insert(plan.scenario);
     it->second.progress = std::make_unique<LineStream>(options.progress, &out_mu, "");
     SessionOptions session_options;
     session_options.cancel = cancel;
@@ -573,6 +574,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   std::size_t done = 0;
   std::vector<std::thread> threads;
 
+  auto is_host_bound = [&](const std::string& scenario) { return host_bound.count(scenario) > 0; };
   auto finish = [&](std::size_t i, RunResult result) {
     CaseOutcome& outcome = run.cases[i];
     outcome.result = std::move(result);
@@ -581,7 +583,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     std::lock_guard<std::mutex> lock(mu);
     states[i] = State::kDone;
     --running;
-    if (IsHostBound(outcome.scenario)) --running_local;
+    if (is_host_bound(outcome.scenario)) --running_local;
     ++done;
     progress << "trtllm-run: [" << done << "/" << n << "] " << outcome.entry.origin << " "
              << CaseLabel(outcome) << ": " << RunStatusName(outcome.result.status)
@@ -640,7 +642,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
       for (std::size_t i = 0; i < n && next == n; ++i) {
         if (states[i] != State::kPending) continue;
         if (running >= options.max_parallel) break;
-        bool local = IsHostBound(run.cases[i].scenario);
+        bool local = is_host_bound(run.cases[i].scenario);
         if (local && running_local >= options.max_parallel_local) continue;
         next = i;
       }
@@ -650,7 +652,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
       }
       states[next] = State::kRunning;
       ++running;
-      if (IsHostBound(run.cases[next].scenario)) ++running_local;
+      if (is_host_bound(run.cases[next].scenario)) ++running_local;
       threads.emplace_back(work, next);
     }
   }

@@ -377,6 +377,12 @@ Result<std::shared_ptr<Executor>> Registry::CreateExecutor(const std::string& na
   return Instantiate(it->second, it->second.make_executor);
 }
 
+Result<ExecutorTraits> Registry::ExecutorTraitsOf(const std::string& name) const {
+  Result<std::shared_ptr<Executor>> executor = CreateExecutor(name);
+  if (!executor.ok()) return executor.status();
+  return executor.value()->Traits();
+}
+
 std::string BuiltinPluginDirectory() {
   // this_line_location() is the file this function was compiled into: libtrtllm_run_core.
   boost::system::error_code error;

@@ -335,6 +335,49 @@ Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node&
   return text;
 }
 
+bool IsExecutorOptionKey(std::string_view key) {
+  if (key.empty()) return false;
+  for (char c : key) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status BadExecutorOptionKey(std::string_view key, const std::string& where) {
+  return Status::InvalidInput(
+      where + ": executor option key '" + EscapeControl(std::string(key)) + "' is not a key",
+      "keys are letters, digits, '_', '.' and '-', e.g. "
+      "--executor-option queue=fast");
+}
+
+// executor_options: a mapping of scalar keys to scalar values.
+Status ExecutorOptionsFromNode(const std::string& path, const YAML::Node& node,
+                               std::map<std::string, std::string>* options) {
+  if (!node.IsMap()) {
+    return Status::InvalidInput(YamlWhere(path, node.Mark()) +
+                                    ": executor_options must be a mapping of KEY: VALUE, got " +
+                                    YamlNodeKind(node),
+                                "e.g. executor_options: {queue: fast}");
+  }
+  for (const auto& entry : node) {
+    const std::string where = YamlWhere(path, entry.first.Mark());
+    if (!entry.first.IsScalar() || !entry.second.IsScalar()) {
+      return Status::InvalidInput(where +
+                                      ": executor_options entries must be KEY: VALUE with "
+                                      "scalar values",
+                                  "e.g. executor_options: {queue: fast}");
+    }
+    const std::string& key = entry.first.Scalar();
+    if (!IsExecutorOptionKey(key)) return BadExecutorOptionKey(key, where);
+    if (!options->emplace(key, entry.second.Scalar()).second) {
+      return Status::InvalidInput(where + ": executor option '" + key + "' is given twice");
+    }
+  }
+  return Status::Ok();
+}
+
 Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequest* request) {
   if (!root.IsMap()) {
     return Status::InvalidInput(
@@ -359,6 +402,11 @@ Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequ
     const std::string key = key_node.Scalar();
     if (ToSnake(key) == "slurm_password") {
       return Status::InvalidInput(where + ": key '" + key + "' is not allowed", kPasswordRefusal);
+    }
+    if (ToSnake(key) == "executor_options") {
+      loaded.executor_options.emplace();
+      TRTLLM_RUN_RETURN_IF_ERROR(ExecutorOptionsFromNode(path, value, &*loaded.executor_options));
+      continue;
     }
     const FieldDef* def = FindField(key);
     if (def == nullptr) return UnknownField(key, where, true);
@@ -575,6 +623,9 @@ Status ValidateRequestValues(const CaseRequest& request) {
       }
     }
   }
+  for (const auto& [key, value] : request.executor_options.value_or(ExecutorOptions())) {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckValue("executor_option", key + "=" + value));
+  }
   if (request.model_name && request.model_name->size() > kMaxModelNameBytes) {
     return Status::InvalidInput("model_name is " + std::to_string(request.model_name->size()) +
                                     " characters; the limit is " +
@@ -606,6 +657,22 @@ Status SetRequestField(CaseRequest* request, std::string_view name, std::string_
   const FieldDef* def = FindField(name);
   if (def == nullptr) return UnknownField(name, origin, false);
   return SetField(*def, request, value, origin);
+}
+
+Status SetExecutorOption(CaseRequest* request, std::string_view key_value,
+                         std::string_view origin) {
+  const std::string where = origin.empty() ? std::string("executor option") : std::string(origin);
+  std::size_t eq = key_value.find('=');
+  if (eq == std::string_view::npos) {
+    return Status::InvalidInput(
+        where + ": '" + EscapeControl(std::string(key_value)) + "' is not KEY=VALUE",
+        "give --executor-option KEY=VALUE, e.g. --executor-option queue=fast");
+  }
+  std::string_view key = key_value.substr(0, eq);
+  if (!IsExecutorOptionKey(key)) return BadExecutorOptionKey(key, where);
+  if (!request->executor_options) request->executor_options.emplace();
+  (*request->executor_options)[std::string(key)] = std::string(key_value.substr(eq + 1));
+  return Status::Ok();
 }
 
 Status LoadRequestFile(const std::string& path, CaseRequest* request) {
@@ -657,6 +724,12 @@ void MergeRequest(const CaseRequest& overrides, CaseRequest* base) {
       case FieldType::kStringList:
         if (!(overrides.*def.list).empty()) base->*def.list = overrides.*def.list;
         break;
+    }
+  }
+  if (overrides.executor_options) {
+    if (!base->executor_options) base->executor_options.emplace();
+    for (const auto& [key, value] : *overrides.executor_options) {
+      (*base->executor_options)[key] = value;
     }
   }
   if (overrides.slurm_password.has_value()) base->slurm_password = overrides.slurm_password;

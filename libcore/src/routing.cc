@@ -34,6 +34,17 @@ bool Contains(const std::vector<std::string>& items, const std::string& value) {
   return std::find(items.begin(), items.end(), value) != items.end();
 }
 
+// The built-in executors' traits as their plugins declare them, for Route() by names.
+ExecutorTraits BuiltinTraits(const std::string& name) {
+  ExecutorTraits traits;
+  traits.host_bound = name == "local_direct" || name == "local_docker";
+  traits.needs_env_check = name == "local_docker";
+  traits.slurm = name == "local_slurm" || name == "remote_slurm";
+  traits.remote = name == "remote_slurm";
+  traits.container = name != "local_direct";
+  return traits;
+}
+
 std::string Given(const std::optional<std::string>& value) {
   return value && !value->empty() ? *value : "";
 }
@@ -46,19 +57,21 @@ const char kCatalogHint[] =
 class Router {
  public:
   Router(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
-         const ClusterCatalog* catalog, const std::vector<std::string>& executor_names)
+         const ClusterCatalog* catalog, const std::vector<RoutingCandidate>& executors)
       : request_(request),
         plan_(plan),
         env_(env),
         catalog_(catalog),
-        executor_names_(executor_names),
+        executors_(executors),
         user_name_(EffectiveUserName(request.user_name)) {
     placement_.env = env;
+    for (const RoutingCandidate& candidate : executors) executor_names_.push_back(candidate.name);
   }
 
   Result<Placement> Route() {
     TRTLLM_RUN_RETURN_IF_ERROR(Decide());
-    if (!Contains(executor_names_, placement_.scenario)) {
+    chosen_ = Find(placement_.scenario);
+    if (chosen_ == nullptr) {
       return Status::NotFound(
           "routing chose scenario " + placement_.scenario + " but no executor plugin named '" +
               placement_.scenario + "' is loaded",
@@ -75,10 +88,46 @@ class Router {
   bool LocalSlurm() const { return env_.slurm_available && env_.cluster_name.has_value(); }
   void Note(const std::string& line) { placement_.notes.push_back(line); }
 
+  const RoutingCandidate* Find(const std::string& name) const {
+    for (const RoutingCandidate& candidate : executors_) {
+      if (candidate.name == name) return &candidate;
+    }
+    return nullptr;
+  }
+
+  // The first executor that claims the case (Executor::Claim), with its reason.
+  Result<std::optional<std::pair<std::string, std::string>>> FirstClaim() const {
+    for (const RoutingCandidate& candidate : executors_) {
+      if (!candidate.executor) continue;
+      std::optional<RouteClaim> claim;
+      try {
+        claim = candidate.executor->Claim(request_, env_);
+      } catch (const std::exception& e) {
+        return Status::PluginError("executor " + candidate.name +
+                                   " threw while deciding whether to claim the case: " + e.what());
+      } catch (...) {
+        return Status::PluginError("executor " + candidate.name +
+                                   " threw while deciding whether to claim the case");
+      }
+      if (claim) {
+        return std::make_optional(std::make_pair(
+            candidate.name,
+            "claimed by the executor" + (claim->why.empty() ? "" : ": " + claim->why)));
+      }
+    }
+    return std::optional<std::pair<std::string, std::string>>();
+  }
+
   Status Decide() {
     std::string slurm_cluster = Given(request_.slurm_cluster);
     std::string device_type = Given(request_.device_type);
-    if (request_.scenario) return Override(*request_.scenario);
+    if (request_.scenario) {
+      return Override(*request_.scenario,
+                      "requested (--scenario, or scenario: in the request file)");
+    }
+    Result<std::optional<std::pair<std::string, std::string>>> claim = FirstClaim();
+    if (!claim.ok()) return claim.status();
+    if (claim.value()) return Override(claim.value()->first, claim.value()->second);
 
     if (!slurm_cluster.empty()) {
       if (env_.cluster_name && EqualsIgnoreCase(*env_.cluster_name, slurm_cluster)) {
@@ -148,29 +197,29 @@ class Router {
                                 "--slurm-cluster NAME, or ask for fewer devices");
   }
 
-  // --scenario: any loaded executor.
-  Status Override(const std::string& scenario) {
-    if (!Contains(executor_names_, scenario)) {
+  // --scenario (or a claim): any loaded executor.
+  Status Override(const std::string& scenario, const std::string& why) {
+    const RoutingCandidate* candidate = Find(scenario);
+    if (candidate == nullptr) {
       return Status::NotFound("unknown scenario '" + scenario + "' (--scenario)",
                               "loaded executors: " + Join(executor_names_));
     }
-    if (Perf() && (scenario == "local_direct" || scenario == "local_docker")) {
+    if (Perf() && !candidate->traits.slurm) {
       return Status::InvalidInput(
           "perf-sanity tests run only on Slurm; --scenario " + scenario + " cannot run them",
           "use --scenario local_slurm or remote_slurm, or leave --scenario out");
     }
-    std::string why = "requested (--scenario, or scenario: in the request file)";
-    if (scenario != "remote_slurm") {
+    if (!candidate->traits.remote) {
       Local(scenario, why);
       return Status::Ok();
     }
     std::string slurm_cluster = Given(request_.slurm_cluster);
     std::string device_type = Given(request_.device_type);
-    if (!slurm_cluster.empty()) return RemoteNamed(slurm_cluster, why);
-    if (!device_type.empty()) return AutoSelect(device_type, why);
-    if (!Given(request_.ssh_host).empty()) return Remote(nullptr, "", why);
+    if (!slurm_cluster.empty()) return RemoteNamed(slurm_cluster, why, scenario);
+    if (!device_type.empty()) return AutoSelect(device_type, why, scenario);
+    if (!Given(request_.ssh_host).empty()) return Remote(nullptr, "", why, scenario);
     return Status::InvalidInput(
-        "--scenario remote_slurm needs a cluster",
+        "--scenario " + scenario + " needs a cluster",
         "give --slurm-cluster NAME (from the catalog), --device-type (auto-select) or --ssh-host");
   }
 
@@ -187,8 +236,9 @@ class Router {
     }
   }
 
-  // remote_slurm on the cluster named by the caller.
-  Status RemoteNamed(const std::string& name, const std::string& why) {
+  // A remote executor (remote_slurm unless named) on the cluster named by the caller.
+  Status RemoteNamed(const std::string& name, const std::string& why,
+                     const std::string& scenario = "remote_slurm") {
     const ClusterEntry* entry = catalog_ ? catalog_->FindByName(name) : nullptr;
     if (entry == nullptr && Given(request_.ssh_host).empty()) {
       if (catalog_ == nullptr) {
@@ -200,11 +250,13 @@ class Router {
           "unknown cluster '" + name + "' (slurm_cluster): not in the catalog " + catalog_->path,
           "clusters: " + Join(catalog_->Names()) + "; or give --ssh-host for it");
     }
-    return Remote(entry, name, why);
+    return Remote(entry, name, why, scenario);
   }
 
-  // remote_slurm, cluster auto-selected by device type and GPUs per node.
-  Status AutoSelect(const std::string& device_type, const std::string& why) {
+  // A remote executor (remote_slurm unless named), cluster auto-selected by device type
+  // and GPUs per node.
+  Status AutoSelect(const std::string& device_type, const std::string& why,
+                    const std::string& scenario = "remote_slurm") {
     int per_node = plan_.required_devices_per_node;
     std::string wanted =
         "device_type " + device_type + " with " + std::to_string(per_node) + " GPU(s) per node";
@@ -225,13 +277,15 @@ class Router {
       others += (others.empty() ? "" : ", ") + matches[i]->name;
     return Remote(matches.front(), matches.front()->name,
                   why + "; auto-selected the first catalog cluster with " + wanted +
-                      (others.empty() ? "" : " (also matching: " + others + ")"));
+                      (others.empty() ? "" : " (also matching: " + others + ")"),
+                  scenario);
   }
 
-  Status Remote(const ClusterEntry* entry, const std::string& name, const std::string& why) {
-    placement_.scenario = "remote_slurm";
+  Status Remote(const ClusterEntry* entry, const std::string& name, const std::string& why,
+                const std::string& scenario) {
+    placement_.scenario = scenario;
     std::string label = name.empty() ? Given(request_.ssh_host) : name;
-    Note("scenario remote_slurm on " + label + ": " + why);
+    Note("scenario " + scenario + " on " + label + ": " + why);
     if (entry != nullptr) {
       placement_.cluster = *entry;
       placement_.slurm_user = SlurmUserFor(*entry, user_name_, request_.slurm_user);
@@ -252,7 +306,7 @@ class Router {
       Note("cluster " + label + ": not in the catalog; connection fields from the request");
     }
     if (placement_.ssh_host.empty()) {
-      return Status::InvalidInput("remote_slurm on " + label + " needs an SSH destination",
+      return Status::InvalidInput(scenario + " on " + label + " needs an SSH destination",
                                   "give --ssh-host, or set ssh_host or ssh_host_pattern for " +
                                       label + " in clusters.yaml");
     }
@@ -262,11 +316,16 @@ class Router {
   }
 
   // Spec 001 Step 2 rules 1, 2 and 4 (rule 3, slurm_env.mounts, is the catalog's
-  // mounts), the container models root and the container runtime.
+  // mounts), the container models root, image and runtime.
   void ResolveModels() {
-    // A custom command on this host uses neither (no container, no LLM_MODELS_ROOT):
-    // saying they are unresolved would only be noise.
-    if (placement_.scenario == "local_direct" && plan_.workflow_type == "custom" &&
+    const ExecutorTraits& traits = chosen_->traits;
+    if (traits.container && !Given(request_.container_image).empty()) {
+      placement_.container_image = *request_.container_image;
+      Note("container_image " + placement_.container_image + ": given (--container-image)");
+    }
+    // A custom command without a container uses neither (no LLM_MODELS_ROOT): saying
+    // they are unresolved would only be noise.
+    if (!traits.container && plan_.workflow_type == "custom" &&
         Given(request_.llm_models_root).empty()) {
       return;
     }
@@ -284,7 +343,7 @@ class Router {
           "clusters.yaml)");
     }
 
-    bool remote = placement_.scenario == "remote_slurm";
+    bool remote = traits.remote;
     if (!Given(request_.checkpoint_path).empty()) {
       std::string path = *request_.checkpoint_path;
       while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -293,7 +352,7 @@ class Router {
     } else if (!Given(request_.models_path).empty()) {
       placement_.models_host_path = *request_.models_path;
       Note("models mount from " + placement_.models_host_path + " (models_path)");
-    } else if (IsSlurmScenario(placement_.scenario) && entry != nullptr && !entry->mounts.empty()) {
+    } else if (traits.slurm && entry != nullptr && !entry->mounts.empty()) {
       Note("models mount: the mounts of cluster " + entry->name + " (slurm_env.mounts), verbatim");
     } else if (remote && entry != nullptr && !entry->models_repo_host.empty()) {
       placement_.models_host_path = entry->models_repo_host;
@@ -319,7 +378,9 @@ class Router {
   const JobPlan& plan_;
   const EnvFacts& env_;
   const ClusterCatalog* catalog_;
-  const std::vector<std::string>& executor_names_;
+  const std::vector<RoutingCandidate>& executors_;
+  std::vector<std::string> executor_names_;
+  const RoutingCandidate* chosen_ = nullptr;  // set once Decide() chose a loaded executor
   std::string user_name_;
   Placement placement_;
 };
@@ -340,14 +401,22 @@ std::string UncheckedAccountsReason(const SlurmEnv& env, SlurmAccounting account
 
 }  // namespace
 
-bool IsSlurmScenario(const std::string& scenario) {
-  return scenario == "local_slurm" || scenario == "remote_slurm";
+bool IsSlurmScenario(const std::string& scenario) { return BuiltinTraits(scenario).slurm; }
+
+Result<Placement> RouteAmong(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
+                             const ClusterCatalog* catalog,
+                             const std::vector<RoutingCandidate>& executors) {
+  return Router(request, plan, env, catalog, executors).Route();
 }
 
 Result<Placement> Route(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
                         const ClusterCatalog* catalog,
                         const std::vector<std::string>& executor_names) {
-  return Router(request, plan, env, catalog, executor_names).Route();
+  std::vector<RoutingCandidate> executors;
+  for (const std::string& name : executor_names) {
+    executors.push_back(RoutingCandidate{name, BuiltinTraits(name), nullptr});
+  }
+  return RouteAmong(request, plan, env, catalog, executors);
 }
 
 Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,

@@ -144,29 +144,95 @@ void Runtime::SetProbeCache(bool enabled) {
 
 void Runtime::SetCatalog(std::optional<ClusterCatalog> catalog) { catalog_ = std::move(catalog); }
 
+namespace {
+
+// Every loaded executor with its traits, for routing. One that cannot be created stays a
+// candidate without traits: choosing it reports its plugin error.
+std::vector<RoutingCandidate> RoutingCandidates(const Registry& registry) {
+  std::vector<RoutingCandidate> candidates;
+  for (const std::string& name : registry.ExecutorNames()) {
+    RoutingCandidate candidate{name, {}, nullptr};
+    Result<std::shared_ptr<Executor>> executor = registry.CreateExecutor(name);
+    if (executor.ok()) {
+      candidate.traits = executor.value()->Traits();
+      candidate.executor = executor.value();
+    }
+    candidates.push_back(std::move(candidate));
+  }
+  return candidates;
+}
+
+const ExecutorTraits* TraitsNamed(const std::vector<RoutingCandidate>& candidates,
+                                  const std::string& name) {
+  for (const RoutingCandidate& candidate : candidates) {
+    if (candidate.name == name) return &candidate.traits;
+  }
+  return nullptr;
+}
+
+// --slurm-env-file: a saved probe instead of a live one.
+Result<SlurmEnv> ReadSlurmEnvFile(const std::string& path) {
+  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "slurm_env file");
+  if (!text.ok()) {
+    return Status::InvalidInput(text.status().message(), text.status().hint().empty()
+                                                             ? "check --slurm-env-file"
+                                                             : text.status().hint());
+  }
+  return SlurmEnvFromJson(text.value(), path);
+}
+
+}  // namespace
+
+Result<SlurmEnv> Runtime::ProbeFor(const CaseRequest& request, const Placement& placement,
+                                   bool remote_executor, Scenario& local,
+                                   std::string* where_name) const {
+  std::unique_ptr<Scenario> remote;
+  if (remote_executor) {
+    Result<std::unique_ptr<Scenario>> ssh = MakeRemoteScenario(request, placement);
+    if (!ssh.ok()) return ssh.status();
+    remote = std::move(ssh.value());
+  }
+  Scenario& where = remote ? *remote : local;
+  *where_name = where.Name();
+  const std::string cache_key = placement.scenario + " " + where.Name();
+  std::unique_lock<std::mutex> cache_lock;
+  if (probe_cache_) {
+    cache_lock = std::unique_lock<std::mutex>(probe_cache_->mu);
+    auto hit = probe_cache_->probes.find(cache_key);
+    if (hit != probe_cache_->probes.end()) return hit->second;
+  }
+  Result<SlurmEnv> probed = ProbeSlurm(where, ProbeOptions{});
+  if (!probed.ok()) return probed.status().WithContext("Slurm probe on " + where.Name());
+  if (probe_cache_) probe_cache_->probes[cache_key] = probed.value();
+  return probed;
+}
+
 Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const CaseRequest& given,
                       std::vector<std::string>* config_notes) const {
   const CaseRequest& request = planned->request;
   const ClusterCatalog* catalog = this->catalog();
   std::unique_ptr<Scenario> local = MakeLocalScenario();
+  const std::vector<RoutingCandidate> executors = RoutingCandidates(*registry_);
 
   // The env check runs nvidia-smi, docker and scontrol: only when routing or the executor
   // needs this host's facts, so explicit --scenario runs (and planning) stay fast.
   EnvFacts env;
-  bool needs_env = !request.scenario || *request.scenario == "local_docker";
+  const ExecutorTraits* named =
+      request.scenario ? TraitsNamed(executors, *request.scenario) : nullptr;
+  bool needs_env = !request.scenario || (named != nullptr && named->needs_env_check);
   if (needs_env) {
     Result<EnvFacts> checked = CheckEnvironment(*local, catalog);
     if (!checked.ok()) return checked.status().WithContext("env check");
     env = std::move(checked.value());
   }
-  Result<Placement> routed =
-      Route(request, planned->plan, env, catalog, registry_->ExecutorNames());
+  Result<Placement> routed = RouteAmong(request, planned->plan, env, catalog, executors);
   if (!routed.ok()) return routed.status();
   // The config's section for the cluster routing chose overrides its top-level values.
   std::string cluster =
       routed->cluster ? routed->cluster->name : request.slurm_cluster.value_or("");
-  if (cluster.empty() && IsSlurmScenario(routed->scenario) && routed->ssh_host.empty() &&
-      config.HasAnyCluster()) {
+  const ExecutorTraits* routed_traits = TraitsNamed(executors, routed->scenario);
+  if (cluster.empty() && routed_traits != nullptr && routed_traits->slurm &&
+      routed->ssh_host.empty() && config.HasAnyCluster()) {
     if (!needs_env) {  // this host's cluster, for its config section
       Result<EnvFacts> checked = CheckEnvironment(*local, catalog);
       if (checked.ok()) env = std::move(checked.value());
@@ -178,72 +244,45 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
     Result<CaseRequest> applied = ApplyConfigLayers(config, cluster, given, config_notes);
     if (!applied.ok()) return applied.status();
     planned->request = std::move(applied.value());
-    routed = Route(request, planned->plan, env, catalog, registry_->ExecutorNames());
+    routed = RouteAmong(request, planned->plan, env, catalog, executors);
     if (!routed.ok()) return routed.status();
   }
   Placement& placement = routed.value();
   // Errors from here on name the route (WithRoute); the placement is complete only at the end.
   planned->placement.scenario = placement.scenario;
   planned->placement.notes = placement.notes;
+  const ExecutorTraits traits = *TraitsNamed(executors, placement.scenario);
 
-  if (IsSlurmScenario(placement.scenario)) {
+  if (traits.slurm) {
     SlurmEnv slurm_env;
     if (request.slurm_env_file) {
-      Result<std::string> text =
-          ReadFileLimited(*request.slurm_env_file, kMaxRequestFileBytes, "slurm_env file");
-      if (!text.ok()) {
-        return Status::InvalidInput(text.status().message(), text.status().hint().empty()
-                                                                 ? "check --slurm-env-file"
-                                                                 : text.status().hint());
-      }
-      Result<SlurmEnv> parsed = SlurmEnvFromJson(text.value(), *request.slurm_env_file);
+      Result<SlurmEnv> parsed = ReadSlurmEnvFile(*request.slurm_env_file);
       if (!parsed.ok()) return parsed.status();
       slurm_env = std::move(parsed.value());
       placement.notes.push_back("slurm_env: read from " + *request.slurm_env_file + " (no probe)");
     } else {
-      std::unique_ptr<Scenario> remote;
-      if (placement.scenario == "remote_slurm") {
-        Result<std::unique_ptr<Scenario>> ssh = MakeRemoteScenario(request, placement);
-        if (!ssh.ok()) return ssh.status();
-        remote = std::move(ssh.value());
-      }
-      Scenario& where = remote ? *remote : *local;
-      const std::string cache_key = placement.scenario + " " + where.Name();
-      std::unique_lock<std::mutex> cache_lock;
-      bool cached = false;
-      if (probe_cache_) {
-        cache_lock = std::unique_lock<std::mutex>(probe_cache_->mu);
-        auto hit = probe_cache_->probes.find(cache_key);
-        if (hit != probe_cache_->probes.end()) {
-          slurm_env = hit->second;
-          cached = true;
-        }
-      }
-      if (!cached) {
-        Result<SlurmEnv> probed = ProbeSlurm(where, ProbeOptions{});
-        if (!probed.ok()) return probed.status().WithContext("Slurm probe on " + where.Name());
-        slurm_env = std::move(probed.value());
-        if (probe_cache_) probe_cache_->probes[cache_key] = slurm_env;
-      }
-      if (cache_lock.owns_lock()) cache_lock.unlock();
+      std::string where;
+      Result<SlurmEnv> probed = ProbeFor(request, placement, traits.remote, *local, &where);
+      if (!probed.ok()) return probed.status();
+      slurm_env = std::move(probed.value());
       for (const std::string& error : slurm_env.errors) {
         if (error == kSlurmToolsNotFound) {
           return Status::InvalidInput(
-              placement.scenario + ": the Slurm client tools were not found on " + where.Name(),
+              placement.scenario + ": the Slurm client tools were not found on " + where,
               "run where sinfo/sbatch are on PATH, or pick another --scenario");
         }
       }
-      placement.notes.push_back("slurm probe on " + where.Name() + ": " +
+      placement.notes.push_back("slurm probe on " + where + ": " +
                                 std::to_string(slurm_env.partitions.size()) + " partitions, " +
                                 std::to_string(slurm_env.accounts.size()) + " accounts");
     }
     const ClusterEntry* entry = placement.cluster ? &*placement.cluster : nullptr;
     if (!slurm_env.policy_merged) {  // a saved slurm_env.json may carry them already
-      MergePolicyFields(entry, request, placement.scenario == "remote_slurm", &slurm_env);
+      MergePolicyFields(entry, request, traits.remote, &slurm_env);
     }
     TRTLLM_RUN_RETURN_IF_ERROR(ResolveAccountPartition(request, slurm_env, entry, &placement));
   }
-  if (placement.scenario == "remote_slurm") {
+  if (traits.remote) {
     std::pair<std::string, std::string> origin = GitOrigin(*local, planned->plan.repo_root);
     if (!planned->request.repo_url && !origin.first.empty())
       planned->request.repo_url = origin.first;
@@ -342,9 +381,15 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
                        planned.placement.notes.end());
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
-  Status valid = GuardPluginCall(ExecutorLabel(planned.scenario), "Validate()", [&] {
-    return executor.value()->Validate(planned.request, planned.plan, planned.placement);
+  Status valid = GuardPluginCall(ExecutorLabel(planned.scenario), "CheckExecutorOptions()", [&] {
+    return executor.value()->CheckExecutorOptions(
+        planned.request.executor_options.value_or(ExecutorOptions()));
   });
+  if (valid.ok()) {
+    valid = GuardPluginCall(ExecutorLabel(planned.scenario), "Validate()", [&] {
+      return executor.value()->Validate(planned.request, planned.plan, planned.placement);
+    });
+  }
   if (!valid.ok()) {
     return WithConfigOrigins(WithRoute(valid, planned.request, planned.placement, executors),
                              config_notes);
@@ -385,6 +430,7 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   spec.total_required_devices = plan.total_required_devices;
   spec.required_devices_per_node = plan.required_devices_per_node;
   spec.node_count = plan.node_count;
+  spec.executor_options = prepared.planned.request.executor_options.value_or(ExecutorOptions());
   Status status = GuardPluginCall(ExecutorLabel(spec.scenario), "Prepare()", [&] {
     return executor.value()->Prepare(prepared.planned.request, prepared.planned.plan,
                                      prepared.planned.placement, &spec);

@@ -511,7 +511,7 @@ class RemoteRunner : public HeldRunner {
 RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, Scenario* scenario,
                               const HeldPlace& place) {
   const std::string prefix =
-      "[" + (spec.scenario.empty() ? std::string("local_slurm") : spec.scenario) + "]";
+      "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
   const bool remote = scenario->IsRemote();
   RunResult base = BaseResult(spec);
   auto started = Clock::now();
@@ -557,8 +557,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   }
   Status launched = runner->Start(allocation.job_id, paths.job_name);
   if (!launched.ok()) return ErrorResult(base, launched.ToString(), "");
-  RunState state =
-      runner->State(NewRunState(spec.scenario.empty() ? "local_slurm" : spec.scenario));
+  RunState state = runner->State(NewRunState(spec.scenario.empty() ? "slurm" : spec.scenario));
   state.log_file = log;
   state.extra["allocation_id"] = allocation.job_id;
   WriteRunState(spec.work_dir, state).IgnoreError();

@@ -411,7 +411,8 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
   }
   std::unique_ptr<Scenario> own;
   Scenario* scenario = context.scenario;
-  bool remote = spec.scenario == "remote_slurm" || !spec.ssh_host.empty();
+  // A remote executor's job spec names its login node and remote work dir.
+  bool remote = !spec.ssh_host.empty() || !spec.remote_work_dir.empty();
   std::unique_ptr<SshScenario> ssh;
   if (remote) {
     Result<SshOptions> options = SshOptionsForSpec(spec);

@@ -21,11 +21,11 @@ using Clock = std::chrono::steady_clock;
 
 class LocalSlurmSession : public ExecutorSession {
  public:
-  explicit LocalSlurmSession(const SessionOptions& options)
+  LocalSlurmSession(const SessionOptions& options, const std::string& executor)
       : cancel_(options.cancel ? options.cancel : &own_cancel_),
         scenario_(MakeLocalScenario()),
         client_(scenario_.get()),
-        watcher_(&client_, WatchOptionsFor(options)),
+        watcher_(&client_, WatchOptionsFor(options, executor)),
         thread_([this] { Loop(); }) {}
 
   ~LocalSlurmSession() override {
@@ -90,9 +90,10 @@ class LocalSlurmSession : public ExecutorSession {
     std::promise<RunResult> promise;
   };
 
-  static SlurmWatchOptions WatchOptionsFor(const SessionOptions& options) {
+  static SlurmWatchOptions WatchOptionsFor(const SessionOptions& options,
+                                           const std::string& executor) {
     JobSpec spec;
-    spec.scenario = "local_slurm";
+    spec.scenario = executor;
     ExecContext context;
     context.progress = options.progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
@@ -204,8 +205,9 @@ class LocalSlurmSession : public ExecutorSession {
 
 }  // namespace
 
-std::unique_ptr<ExecutorSession> NewLocalSlurmSession(const SessionOptions& options) {
-  return std::make_unique<LocalSlurmSession>(options);
+std::unique_ptr<ExecutorSession> NewLocalSlurmSession(const SessionOptions& options,
+                                                      const std::string& executor) {
+  return std::make_unique<LocalSlurmSession>(options, executor);
 }
 
 }  // namespace trtllm_run

@@ -242,6 +242,10 @@ Value BuildTool(const ToolText& text, Allocator& a) {
     for (const RequestField& field : RequestFields()) {
       Set(&properties, field.name, RequestFieldSchema(field, a), a);
     }
+    // The executor's own inputs, as --executor-option KEY=VALUE takes them.
+    RequestField executor_option{"executor_option", "executor-option", FieldType::kStringList,
+                                 "KEY=VALUE inputs of the chosen executor (repeatable)"};
+    Set(&properties, executor_option.name, RequestFieldSchema(executor_option, a), a);
   }
   Set(&input, "properties", properties, a);
   Set(&input, "required", Parsed(text.required, a), a);

@@ -153,7 +153,9 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
     std::vector<std::string> values;
     TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &values));
     for (const std::string& value : values) {
-      TRTLLM_RUN_RETURN_IF_ERROR(SetRequestField(request, name, value, "--" + Kebab(name)));
+      TRTLLM_RUN_RETURN_IF_ERROR(name == "executor_option"
+                                     ? SetExecutorOption(request, value, "executor_option")
+                                     : SetRequestField(request, name, value, "--" + Kebab(name)));
     }
   }
   return Status::Ok();
@@ -284,7 +286,12 @@ ToolOutcome Tools::RunCase(const Value& args, CallContext& context) {
   record.argv = argv;
   Status written = WriteSpawnRecord(work_dir + "/" + kExecRecordFile, record);
   if (!written.ok()) std::cerr << "trtllm-run mcp: warning: " << written.ToString() << "\n";
-  bool slurm = scenario == "local_slurm" || scenario == "remote_slurm";
+  bool slurm = false;  // the executor submits to Slurm (ExecutorTraits::slurm)
+  {
+    std::lock_guard<std::mutex> lock(runtime_mu_);
+    Result<ExecutorTraits> traits = runtime_->registry().ExecutorTraitsOf(scenario);
+    slurm = traits.ok() && traits->slurm;
+  }
   CaseState state = AwaitStart(work_dir, slurm, context);
   std::string text = "started " + work_dir + " (" + scenario +
                      (state.job_id.empty() ? "" : ", Slurm job " + state.job_id) +

@@ -19,6 +19,7 @@ struct DiagnosisInput {
   std::optional<int> exit_code;
   std::string workflow_type;  // "pytest" enables the failing-test listing
   std::string scenario;
+  bool remote = false;                 // the job ran over SSH (a remote executor's job spec)
   std::string log_file;                // named in advice; may be empty
   bool log_empty = false;              // the log exists with 0 bytes, or does not exist
   std::vector<std::string> log_head;   // the first lines of the log (spec: first 50)

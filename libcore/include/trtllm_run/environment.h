@@ -99,7 +99,9 @@ struct ClusterEntry {
 };
 
 // Where and how one case runs, as routing and resolution decided (spec 000 Steps 2-3).
-// Executors read it in Prepare; it is never re-derived downstream.
+// Executors read it in Prepare; it is never re-derived downstream. container_image is
+// set by routing when the request gives one (executors with the container trait); empty:
+// the executor resolves it for its target's arch (spec 000 Step 3, image.h).
 struct Placement {
   std::string scenario;                     // executor name
   std::vector<std::string> notes;           // one line per decision, for the summary

@@ -8,6 +8,8 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trtllm_run/cancel.h"
 #include "trtllm_run/environment.h"
@@ -18,8 +20,55 @@
 #include "trtllm_run/result.h"
 #include "trtllm_run/scenario.h"
 #include "trtllm_run/status.h"
+#include "trtllm_run/workdir.h"
 
 namespace trtllm_run {
+
+// What core does for an executor's jobs, declared by the executor instead of being
+// inferred from its name. Every field defaults to "no".
+struct ExecutorTraits {
+  // The job runs on this host's GPUs: `run --cases` counts it against
+  // --max-parallel-local, not only --max-parallel.
+  bool host_bound = false;
+  // Needs this host's facts (env check: nvidia-smi, Docker, Slurm tools) in Placement.env
+  // even when it is named with --scenario (routing always gathers them otherwise).
+  bool needs_env_check = false;
+  // Submits to Slurm: before Validate, core runs the Slurm probe (or reads
+  // --slurm-env-file), merges the cluster's policy fields and validates account and
+  // partition (spec 000 Step 2.5), filling Placement.slurm_env, account, partition and
+  // arch. A bad account or partition is kInvalidInput before Validate is called.
+  bool slurm = false;
+  // Reaches its cluster over SSH: routing resolves Placement.ssh_host and slurm_user
+  // (catalog or request; --scenario needs a cluster or --ssh-host), the probe runs over
+  // SSH, and core resolves Placement.remote_repo_path and remote_work_dir.
+  bool remote = false;
+  // Runs the job in a container image: routing resolves the models root and mount for it.
+  bool container = false;
+};
+
+// An executor's claim on a case that named no --scenario (Executor::Claim).
+struct RouteClaim {
+  std::string why;  // one line for the plan's notes, e.g. "this host is a my_cluster node"
+};
+
+// One resource an executor holds between runs (e.g. a Slurm allocation persistent mode
+// keeps for later jobs), as `trtllm-run release` lists and ends it.
+struct HeldResource {
+  std::string id;              // unique within the executor, e.g. the Slurm job id
+  std::string description;     // one line for people
+  long long last_used_at = 0;  // Unix seconds
+  int idle_limit_seconds = 0;  // released by `release --idle` once idle past it
+};
+
+// What an executor can tell, from another process, about a job it started
+// (`trtllm-run status WORK_DIR`).
+struct JobDescription {
+  // What the job's container engine says of its container ("running", "exited", ...);
+  // empty when there is none or it was not asked. status --json: container_state.
+  std::string container_state;
+  // Extra "label: value" lines for status's text output, in order.
+  std::vector<std::pair<std::string, std::string>> facts;
+};
 
 // What an executor may use while running. Pointers are never null unless stated; all
 // are owned by the caller and outlive Execute().
@@ -65,8 +114,25 @@ class TRTLLM_RUN_API Executor {
  public:
   virtual ~Executor();
 
-  // The scenario name this executor serves ("local_direct", ...).
+  // The scenario name this executor serves (`--scenario NAME`).
   virtual std::string Name() const = 0;
+
+  // What core does for this executor's jobs (probe, env check, remote paths, ...).
+  // Default: all "no". Must not depend on anything but the executor's type.
+  virtual ExecutorTraits Traits() const;
+
+  // Routing hook (spec 000 Step 2), asked when the request names no scenario, before the
+  // built-in rules: a claim makes routing choose this executor, with `why` in the notes.
+  // `env` is this host's env check. Executors are asked in name order; the first claim
+  // wins. No side effects. Default: no claim.
+  virtual std::optional<RouteClaim> Claim(const CaseRequest& request, const EnvFacts& env) const;
+
+  // Checks the request's executor_options (request file `executor_options:` mapping,
+  // `--executor-option KEY=VALUE`) before anything is written; they reach Prepare in
+  // request.executor_options and the job spec in JobSpec.executor_options. An unknown
+  // key or a bad value is kInvalidInput naming the key, the value and what is valid.
+  // Default: accepts none (any key is an error naming this executor).
+  virtual Status CheckExecutorOptions(const std::map<std::string, std::string>& options) const;
 
   // Checks what can be checked before anything is written: inputs this executor needs,
   // tools it needs, the placement routing chose. No side effects. Errors are
@@ -91,6 +157,19 @@ class TRTLLM_RUN_API Executor {
   // supervising process was asked to stop and did not. Default: kExecutionError "not
   // supported by this executor".
   virtual Status Cancel(const JobSpec& spec, const ExecContext& context);
+
+  // What the executor knows about a job it started in `spec.work_dir`, for
+  // `trtllm-run status` in another process; `state` is run_state.json (null when the job
+  // never started). Called only for work dirs of this host whose run has not finished.
+  // Asks nothing that could change the job. Default: nothing to add.
+  virtual JobDescription DescribeJob(const JobSpec& spec, const RunState* state) const;
+
+  // Resources this executor holds between runs (`trtllm-run release`), sorted by id.
+  // Default: none.
+  virtual std::vector<HeldResource> ListHeld() const;
+
+  // Ends one of them (by HeldResource::id). OK when it is gone. Default: kNotFound.
+  virtual Status ReleaseHeld(const std::string& id);
 
   // A session for running many jobs at once (`run --cases`), or null (the default): the
   // caller then runs each job through Execute() on its own thread. The session may live

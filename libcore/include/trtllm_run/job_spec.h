@@ -86,6 +86,11 @@ struct JobSpec {
   std::string repo_url;
   std::string repo_branch;
 
+  // The request's executor_options (CaseRequest::executor_options), set by the runtime
+  // before Executor::Prepare; job_spec.json key "executor_options" (an object of strings),
+  // written only when there are some.
+  std::map<std::string, std::string> executor_options;
+
   // Executor-specific string fields, written as top-level keys. Third-party executors
   // keep their own state here; keys must not collide with the fields above.
   std::map<std::string, std::string> extra;

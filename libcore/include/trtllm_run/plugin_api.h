@@ -15,7 +15,9 @@
 // 2: Executor::Cancel, Placement in Validate/Prepare. 3: Executor::NewSession.
 // 4: Workflow::Judge, RunStatus::kSkipped, RunResult tests, PlanStep/JobSpec working_dir.
 // 5: ExecContext::slurm_password; Status and Result [[nodiscard]].
-#define TRTLLM_RUN_PLUGIN_API_VERSION 5
+// 6: Executor traits, Claim, CheckExecutorOptions, DescribeJob, ListHeld/ReleaseHeld;
+//    CaseRequest/JobSpec executor_options.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 6
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

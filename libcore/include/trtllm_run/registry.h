@@ -67,6 +67,9 @@ class TRTLLM_RUN_API Registry {
   // kNotFound naming the known executors when `name` is not registered.
   Result<std::shared_ptr<Executor>> CreateExecutor(const std::string& name) const;
 
+  // The traits executor `name` declares (Executor::Traits()); errors as CreateExecutor.
+  Result<ExecutorTraits> ExecutorTraitsOf(const std::string& name) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -115,7 +115,7 @@ TRTLLM_RUN_API std::string EvalPerfServerName(const EvalArgs& eval, const std::s
 // ---- Slurm jobs for the local_slurm and remote_slurm executors (render_slurm.cc) ----
 
 struct SlurmJobOptions {
-  std::string executor;  // "local_slurm" or "remote_slurm", named in errors
+  std::string executor;  // the executor's name, named in errors
   bool remote = false;   // remote paths, no persistent-mode fields, custom_script copied
 };
 

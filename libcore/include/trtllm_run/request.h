@@ -6,6 +6,7 @@
 #define TRTLLM_RUN_REQUEST_H_
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,8 @@
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
+
+using ExecutorOptions = std::map<std::string, std::string>;
 
 struct CaseRequest {
   // Core inputs. At most one of test_cmd / bench_cmd / eval_cmd / custom_* may be given.
@@ -73,6 +76,10 @@ struct CaseRequest {
   // A saved slurm_env.json (the Slurm probe's document) to plan against instead of
   // probing the cluster; the runtime loads it into Placement.slurm_env.
   std::optional<std::string> slurm_env_file;
+  // Inputs of the chosen executor, KEY -> VALUE (request file `executor_options:`
+  // mapping, `--executor-option KEY=VALUE`). Core checks only their form; the executor
+  // checks what they mean (Executor::CheckExecutorOptions) and reads them in Prepare.
+  std::optional<ExecutorOptions> executor_options;
 
   // Secret: held in memory only; never written to job_spec.json, result.json or logs.
   std::optional<std::string> slurm_password;
@@ -106,6 +113,11 @@ TRTLLM_RUN_API const std::vector<RequestField>& RequestFields();
 TRTLLM_RUN_API Status SetRequestField(CaseRequest* request, std::string_view name,
                                       std::string_view value, std::string_view origin);
 
+// Sets one executor option from "KEY=VALUE" (`--executor-option`); `origin` names where
+// it came from. KEY is [A-Za-z0-9_.-]+; a later value for the same key replaces it.
+TRTLLM_RUN_API Status SetExecutorOption(CaseRequest* request, std::string_view key_value,
+                                        std::string_view origin);
+
 // Reads a request file (YAML or JSON mapping of field names to values) into `request`,
 // overwriting fields the file names. Unknown keys, wrong types and a slurm_password key
 // are errors naming the file, line and the valid choices.
@@ -132,7 +144,7 @@ TRTLLM_RUN_API Status ValidateRequestValues(const CaseRequest& request);
 TRTLLM_RUN_API std::vector<std::pair<std::string, std::string>> GivenRequestFields(
     const CaseRequest& request);
 
-// Copies every field given in `overrides` onto `base`.
+// Copies every field given in `overrides` onto `base` (executor options key by key).
 TRTLLM_RUN_API void MergeRequest(const CaseRequest& overrides, CaseRequest* base);
 
 }  // namespace trtllm_run

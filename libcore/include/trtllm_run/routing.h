@@ -5,11 +5,13 @@
 #ifndef TRTLLM_RUN_ROUTING_H_
 #define TRTLLM_RUN_ROUTING_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/environment.h"
+#include "trtllm_run/executor.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/plan.h"
 #include "trtllm_run/request.h"
@@ -20,10 +22,19 @@ namespace trtllm_run {
 // The workflow_type the pytest workflow sets for perf-sanity tests; they need Slurm.
 TRTLLM_RUN_API extern const char kPerfSanityWorkflow[];
 
-// Spec 000 Step 2. Decides placement.scenario, in this order:
-//  1. request.scenario (--scenario): any name in `executor_names` (third-party ones
-//     included); unknown -> kNotFound listing them. perf-sanity refuses local_direct
-//     and local_docker.
+// What routing knows of one loaded executor.
+struct RoutingCandidate {
+  std::string name;
+  ExecutorTraits traits;
+  std::shared_ptr<const Executor> executor;  // asked for claims (Executor::Claim); may be null
+};
+
+// Spec 000 Step 2 (RouteAmong). Decides placement.scenario, in this order:
+//  1. request.scenario (--scenario): any name in `executors` (third-party ones
+//     included); unknown -> kNotFound listing them. perf-sanity refuses executors
+//     without the slurm trait. A remote executor needs a cluster (slurm_cluster,
+//     device_type or ssh_host).
+//  1.5 the first executor (in the given order) whose Claim() claims the case.
 //  2. request.slurm_cluster: equal (case-insensitive) to env.cluster_name ->
 //     local_slurm; else remote_slurm with that cluster (catalog entry, or the caller's
 //     ssh_host when the catalog does not know it; neither -> kInvalidInput listing the
@@ -36,16 +47,25 @@ TRTLLM_RUN_API extern const char kPerfSanityWorkflow[];
 //     the auto-select of 3 with the wanted (or local) device type. A host without GPUs
 //     and no device type to select by runs the case here with local_direct. perf-sanity
 //     (plan.workflow_type == kPerfSanityWorkflow) accepts only Slurm.
-// The chosen name must be in `executor_names` (else kNotFound naming it and the loaded
+// The chosen name must be in `executors` (else kNotFound naming it and the loaded
 // ones). Fills scenario, notes (one line per decision), env, cluster, arch, ssh_host
-// and slurm_user (remote_slurm), llm_models_root and models_host_path.
+// and slurm_user (remote executors), llm_models_root, models_host_path and
+// container_image (when the request gives one: used verbatim; else the executor
+// resolves it for its target's arch, spec 000 Step 3).
 // An auto-select without a match is kInvalidInput naming the device type, the GPUs
 // per node and the catalog's clusters.
+TRTLLM_RUN_API Result<Placement> RouteAmong(const CaseRequest& request, const JobPlan& plan,
+                                            const EnvFacts& env, const ClusterCatalog* catalog,
+                                            const std::vector<RoutingCandidate>& executors);
+
+// RouteAmong() executors known by name only: the built-in names get the traits their
+// plugins declare, other names none; nothing claims.
 TRTLLM_RUN_API Result<Placement> Route(const CaseRequest& request, const JobPlan& plan,
                                        const EnvFacts& env, const ClusterCatalog* catalog,
                                        const std::vector<std::string>& executor_names);
 
-// True for the scenarios that submit to Slurm (and need ResolveAccountPartition).
+// True for the built-in scenarios that submit to Slurm. Core asks the executor's
+// traits (ExecutorTraits::slurm) instead; this is the routing table's view.
 TRTLLM_RUN_API bool IsSlurmScenario(const std::string& scenario);
 
 // Spec 000 Step 2.5, after the probe: account = request.account -> slurm_env
@@ -62,7 +82,7 @@ TRTLLM_RUN_API bool IsSlurmScenario(const std::string& scenario);
 TRTLLM_RUN_API Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
                                               const ClusterEntry* cluster, Placement* placement);
 
-// Spec 000 Step 1 remote paths (remote_slurm): remote_repo_path = request.remote_repo_path,
+// Spec 000 Step 1 remote paths (remote executors): remote_repo_path = request.remote_repo_path,
 // else <user root dir>/<repo dir name of repo_url> (user root dir: request.remote_cwd,
 // else the cluster's user_root_dir); remote_work_dir = <remote_repo_path>/work_dirs/
 // <basename(work_dir)>. kInvalidInput naming the inputs when no root is known.

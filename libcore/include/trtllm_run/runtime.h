@@ -122,12 +122,18 @@ class TRTLLM_RUN_API Runtime {
   Result<RunResult> Run(const CaseRequest& request, const RunOptions& options) const;
 
  private:
-  // Spec 000 Steps 2-2.5: routes the case and, for Slurm scenarios, probes the cluster
-  // (or reads request.slurm_env_file) and resolves the account and partition.
+  // Spec 000 Steps 2-2.5: routes the case and, for executors with the slurm trait,
+  // probes the cluster (or reads request.slurm_env_file) and resolves the account and
+  // partition; for remote ones, the remote paths.
   // The config's cluster section for the routed cluster replaces `config_notes` and
   // fields of planned->request that `given` lacks.
   Status Place(PlannedCase* planned, const ConfigLayers& config, const CaseRequest& given,
                std::vector<std::string>* config_notes) const;
+
+  // The Slurm probe for `placement` (the cache's, when it has one), run on `local` or,
+  // for a remote executor, over SSH to placement.ssh_host; `where` names the host.
+  Result<SlurmEnv> ProbeFor(const CaseRequest& request, const Placement& placement, bool remote,
+                            Scenario& local, std::string* where) const;
 
   std::unique_ptr<Registry> registry_;
   std::optional<ClusterCatalog> catalog_;

@@ -84,7 +84,9 @@ TRTLLM_RUN_API RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext
 // Persistent-mode jobs run as RunLocalSlurmJob runs them. Stats(): "watchers" (always
 // "1"), "jobs" (handed to the watcher), "submits", "controller_queries",
 // "accounting_queries", "config_queries", "cancels".
-TRTLLM_RUN_API std::unique_ptr<ExecutorSession> NewLocalSlurmSession(const SessionOptions& options);
+// `executor` (the session's executor name) prefixes the session's progress lines.
+TRTLLM_RUN_API std::unique_ptr<ExecutorSession> NewLocalSlurmSession(const SessionOptions& options,
+                                                                     const std::string& executor);
 
 // Runs a prepared remote_slurm job over one SSH master connection: preflight (reachable,
 // Slurm tools, writable remote work dir), repo setup (clone or fetch + checkout of

@@ -109,6 +109,13 @@ class LocalDirectExecutor : public Executor {
  public:
   std::string Name() const override { return "local_direct"; }
 
+  // Runs here, on this host's GPUs.
+  ExecutorTraits Traits() const override {
+    ExecutorTraits traits;
+    traits.host_bound = true;
+    return traits;
+  }
+
   Status Validate(const CaseRequest& /*request*/, const JobPlan& plan,
                   const Placement& /*placement*/) const override {
     if (IsBlank(plan.command)) {

@@ -182,6 +182,39 @@ class LocalDockerExecutor : public Executor {
                  JobSpec* spec) override;
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override;
   Status Cancel(const JobSpec& spec, const ExecContext& context) override;
+
+  // Runs here, on this host's GPUs, in a container; its checks need the env check's
+  // Docker facts.
+  ExecutorTraits Traits() const override {
+    ExecutorTraits traits;
+    traits.host_bound = true;
+    traits.needs_env_check = true;
+    traits.container = true;
+    return traits;
+  }
+
+  // `trtllm-run status`: what the engine says about the run's container. Only a name of
+  // this run's form is asked about, and only on the engine the run was prepared for.
+  JobDescription DescribeJob(const JobSpec& spec, const RunState* state) const override {
+    JobDescription description;
+    if (state == nullptr) return description;  // never started: no container to ask about
+    std::string name =
+        state && !state->container_name.empty() ? state->container_name : spec.container_name;
+    if (name.empty()) return description;
+    if (!IsDockerContainerNameFor(name, spec.model_name, spec.work_dir)) {
+      description.container_state = "not asked: the name is not one this run created";
+      return description;
+    }
+    auto host = spec.extra.find(kHostKey);
+    std::string engine = host == spec.extra.end() ? "" : host->second;
+    if (state && state->container_engine != engine) {
+      description.container_state =
+          "not asked: run_state.json names another engine than the run was prepared for";
+      return description;
+    }
+    description.container_state = DockerContainerState(name, engine);
+    return description;
+  }
 };
 
 Status LocalDockerExecutor::Validate(const CaseRequest& request, const JobPlan& plan,

@@ -4,6 +4,7 @@
 // persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
 // script's steps in a held allocation.
+#include "trtllm_run/held_allocations.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/render.h"
 #include "trtllm_run/slurm_run.h"
@@ -14,6 +15,13 @@ namespace {
 class LocalSlurmExecutor : public Executor {
  public:
   std::string Name() const override { return "local_slurm"; }
+
+  ExecutorTraits Traits() const override {
+    ExecutorTraits traits;
+    traits.slurm = true;
+    traits.container = true;
+    return traits;
+  }
 
   Status Validate(const CaseRequest& request, const JobPlan& plan,
                   const Placement& placement) const override {
@@ -34,9 +42,16 @@ class LocalSlurmExecutor : public Executor {
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);
   }
+  // `trtllm-run release`: the allocations persistent mode holds on this host.
+  std::vector<HeldResource> ListHeld() const override {
+    return HeldSlurmAllocations(/*remote=*/false);
+  }
+  Status ReleaseHeld(const std::string& id) override {
+    return ReleaseHeldSlurmAllocation(id, /*remote=*/false);
+  }
   // `run --cases`: every job of the session followed by one shared SlurmWatcher.
   std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options) override {
-    return NewLocalSlurmSession(options);
+    return NewLocalSlurmSession(options, Name());
   }
 
  private:

@@ -4,6 +4,7 @@
 // remote paths and fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
 // transfer, sbatch, watch, scancel, verdict, logs copied back.
+#include "trtllm_run/held_allocations.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/render.h"
 #include "trtllm_run/slurm_run.h"
@@ -14,6 +15,14 @@ namespace {
 class RemoteSlurmExecutor : public Executor {
  public:
   std::string Name() const override { return "remote_slurm"; }
+
+  ExecutorTraits Traits() const override {
+    ExecutorTraits traits;
+    traits.slurm = true;
+    traits.container = true;
+    traits.remote = true;
+    return traits;
+  }
 
   Status Validate(const CaseRequest& request, const JobPlan& plan,
                   const Placement& placement) const override {
@@ -33,6 +42,13 @@ class RemoteSlurmExecutor : public Executor {
   }
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);
+  }
+  // `trtllm-run release`: the allocations persistent mode holds on SSH destinations.
+  std::vector<HeldResource> ListHeld() const override {
+    return HeldSlurmAllocations(/*remote=*/true);
+  }
+  Status ReleaseHeld(const std::string& id) override {
+    return ReleaseHeldSlurmAllocation(id, /*remote=*/true);
   }
 
  private:
