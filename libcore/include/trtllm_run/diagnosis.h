@@ -17,7 +17,7 @@ namespace trtllm_run {
 struct DiagnosisInput {
   RunStatus status = RunStatus::kError;
   std::optional<int> exit_code;
-  std::string workflow_type;  // "pytest" enables the failing-test listing
+  std::string workflow_type;  // the job's; the pytest findings read the log instead
   std::string scenario;
   std::string log_file;                // named in advice; may be empty
   bool log_empty = false;              // the log exists with 0 bytes, or does not exist
