@@ -28,6 +28,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr char kNoImageNote[] =
+    "container image: none (container_runtime none runs without a container)";
+
 std::string BaseName(const std::string& path) {
   std::string trimmed = path;
   while (trimmed.size() > 1 && trimmed.back() == '/') trimmed.pop_back();
@@ -188,8 +191,26 @@ Status ResolveTimeLimit(const CaseRequest& request, ResolvedSlurmJob* job) {
   return CheckTimeLimit(request, job);
 }
 
-// Container runtime, device type, arch and image (spec 000 Step 3): the placement's
-// image, the request's, or the repo's tags file.
+// The image (spec 000 Step 3): the placement's, the request's, or the repo's tags file;
+// and as --container-image takes it.
+Status ResolveImageReference(const CaseRequest& request, const Placement& placement,
+                             ResolvedSlurmJob* job) {
+  if (!placement.container_image.empty()) {
+    job->image = placement.container_image;
+  } else {
+    Result<ImageResolution> image = ResolveContainerImage(
+        request.container_image.value_or(""), job->plan.repo_root, job->device_type, job->arch);
+    if (!image.ok()) return image.status();
+    job->image = image->image;
+    job->notes.push_back(image->note);
+  }
+  bool rewrite = !placement.cluster || placement.cluster->enroot_registry_rewrite == "true";
+  job->job_image = job->runtime == "pyxis" && rewrite ? EnrootImage(job->image) : job->image;
+  return Status::Ok();
+}
+
+// Container runtime, device type, arch and image (spec 000 Step 3); no image without a
+// container, unless the job runs through submit.py (whose launch script uses one).
 Status ResolveImage(const CaseRequest& request, const Placement& placement,
                     const SlurmJobOptions& options, ResolvedSlurmJob* job) {
   job->runtime = request.container_runtime.value_or(
@@ -215,18 +236,10 @@ Status ResolveImage(const CaseRequest& request, const Placement& placement,
   }
   if (job->runtime == "none" && !job->plan.launch.perf.enabled) {
     // No container: no image is needed, looked up or shown.
-    job->notes.push_back("container image: none (container_runtime none runs without a container)");
-  } else if (!placement.container_image.empty()) {
-    job->image = placement.container_image;
+    job->notes.push_back(kNoImageNote);
   } else {
-    Result<ImageResolution> image = ResolveContainerImage(
-        request.container_image.value_or(""), job->plan.repo_root, job->device_type, job->arch);
-    if (!image.ok()) return image.status();
-    job->image = image->image;
-    job->notes.push_back(image->note);
+    TRTLLM_RUN_RETURN_IF_ERROR(ResolveImageReference(request, placement, job));
   }
-  bool rewrite = !placement.cluster || placement.cluster->enroot_registry_rewrite == "true";
-  job->job_image = job->runtime == "pyxis" && rewrite ? EnrootImage(job->image) : job->image;
   job->llm_models_root =
       !placement.llm_models_root.empty()
           ? placement.llm_models_root
@@ -363,6 +376,10 @@ Result<ResolvedSlurmJob> ResolveSlurmJob(const CaseRequest& request, const JobPl
   TRTLLM_RUN_RETURN_IF_ERROR(ResolveJobMounts(request, placement, options, &job));
   // The workflow's limits against the partition (spec 001 Step 3), then the sizing.
   TRTLLM_RUN_RETURN_IF_ERROR(ApplyPlacement(placement, &job));
+  if (job.image.empty() && job.plan.launch.perf.enabled) {  // the workflow chose submit.py
+    job.notes.erase(std::remove(job.notes.begin(), job.notes.end(), kNoImageNote), job.notes.end());
+    TRTLLM_RUN_RETURN_IF_ERROR(ResolveImageReference(request, placement, &job));
+  }
   TRTLLM_RUN_RETURN_IF_ERROR(CheckPerfInputs(&job));
   TRTLLM_RUN_RETURN_IF_ERROR(SizeSlurmJob(request, &job));
   return job;
