@@ -4,7 +4,7 @@
 #   CUSTOM_COMMAND  the command, run with `bash -u -o pipefail -c` exactly as given:
 #                   nounset and pipefail, no errexit (an unset variable or a failing
 #                   stage of a pipeline fails it; a failing line does not stop it), the
-#                   same on every executor (CommandShellOptions in render.h)
+#                   same on every executor (the custom workflow's LaunchFacts::shell_options)
 #   CUSTOM_ENV      KEY=VALUE pairs to export first (values shell-quoted)
 #   CUSTOM_WORKDIR  where to run it (default: llmSrcNode)
 #   llmSrcNode      the TensorRT-LLM checkout as the job sees it

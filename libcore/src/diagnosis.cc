@@ -118,6 +118,20 @@ std::string FormatSeconds(int seconds) {
   return std::to_string(seconds) + "s";
 }
 
+// Whether `lines` are pytest's own output: its session header, its summary or its usage
+// error. The pytest findings read the log, not the workflow's name: any workflow may run
+// pytest.
+bool IsPytestLog(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) {
+    if (line.find("test session starts") != std::string::npos ||
+        line.find("short test summary info") != std::string::npos ||
+        line.rfind("ERROR: usage: pytest", 0) == 0 || line.rfind("pytest: error:", 0) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines) {
@@ -247,7 +261,7 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
     findings.push_back(text + ".");
   }
 
-  bool pytest = in.workflow_type == "pytest";
+  const bool pytest = IsPytestLog(in.log_head) || IsPytestLog(in.log_tail);
   if (in.status == RunStatus::kFailed || in.status == RunStatus::kError) {
     std::vector<std::string> lines = in.log_head;
     lines.insert(lines.end(), in.log_tail.begin(), in.log_tail.end());

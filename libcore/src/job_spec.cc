@@ -24,6 +24,7 @@ const std::set<std::string>& FieldKeys() {
       "repo_root",
       "direct_cmd",
       "working_dir",
+      "shell_options",
       "custom_env",
       "monitor_timeout_seconds",
       "success_patterns",
@@ -97,6 +98,10 @@ std::string JobSpecToJson(const JobSpec& spec) {
   str("repo_root", spec.repo_root);
   str("direct_cmd", spec.direct_cmd);
   str("working_dir", spec.working_dir);
+  if (!spec.shell_options.empty()) {  // absent: plain bash -c
+    w.Key("shell_options");
+    json::WriteStringArray(&w, spec.shell_options);
+  }
   w.Key("custom_env");
   w.StartArray();
   for (const EnvVar& var : spec.custom_env) json::WriteString(&w, var.name + "=" + var.value);
@@ -203,6 +208,7 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("repo_root", &spec.repo_root));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("direct_cmd", &spec.direct_cmd));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("working_dir", &spec.working_dir));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("shell_options", &spec.shell_options));
   std::vector<std::string> env;
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("custom_env", &env));
   for (const std::string& entry : env) {

@@ -1,6 +1,5 @@
-// Pieces shared by the job renderers: the install command, MPI variable cleanup, the
-// command's shell options, the shipped data directory, and the per-workflow names and
-// log patterns.
+// Pieces shared by the job renderers: the install command, MPI variable cleanup and the
+// shipped data directory.
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem/path.hpp>
 
@@ -40,11 +39,6 @@ std::string MpiCleanupSnippet(const std::vector<std::string>& keep) {
   return snippet;
 }
 
-std::vector<std::string> CommandShellOptions(const std::string& workflow_type) {
-  if (workflow_type == "custom") return {"-u", "-o", "pipefail"};
-  return {};
-}
-
 std::string DataDirectory() {
   boost::system::error_code error;
   boost::filesystem::path library = boost::dll::this_line_location(error);
@@ -53,33 +47,5 @@ std::string DataDirectory() {
 }
 
 std::string CustomRunScriptPath() { return DataDirectory() + "/" + kCustomRunScriptName; }
-
-std::string SlurmKind(const std::string& workflow_type) {
-  return workflow_type == "pytest" ? "auto_test" : workflow_type;
-}
-
-WorkflowPatterns PatternsFor(const std::string& workflow_type, const std::string& model_name) {
-  WorkflowPatterns patterns;
-  if (workflow_type == "perf_sanity") {
-    patterns.log_file_pattern = "slurm-%j.out";
-    patterns.success = {"8_done_"};
-    patterns.failure = {"FAILED", "Error"};
-    return patterns;
-  }
-  patterns.log_file_pattern = model_name + "_" + SlurmKind(workflow_type) + "_%j.out";
-  if (workflow_type == "pytest") {
-    patterns.success = {"passed"};
-    patterns.failure = {"FAILED", "ERROR"};
-  } else if (workflow_type == "eval") {
-    patterns.success = {"accuracy:", "score:"};
-    patterns.failure = {"AssertionError", "Error"};
-  } else if (workflow_type == "bench") {
-    patterns.success = {"token/s", "throughput"};
-    patterns.failure = {"Error", "Traceback"};
-  } else {
-    patterns.failure = {"Error", "Traceback"};
-  }
-  return patterns;
-}
 
 }  // namespace trtllm_run

@@ -84,9 +84,11 @@ const std::vector<FieldDef>& FieldTable() {
       Int("required_devices_per_node", &R::required_devices_per_node,
           "GPU processes per node (default: derived)"),
       Bool("skip_install", &R::skip_install,
-           "Skip 'pip install -e .' when the image has TRT-LLM (default: false)"),
+           "Skip 'pip install -e .' when the image has TRT-LLM (default: false; custom "
+           "commands: true, --skip-install false installs first)"),
       Bool("build_project", &R::build_project,
-           "Build TRT-LLM from source before running (default: true)"),
+           "Build TRT-LLM from source before running, where the executor builds (default: "
+           "true; custom commands: false)"),
       Str("container_image", &R::container_image,
           "Container image URI (default: from jenkins/current_image_tags.properties)"),
       Str("monitor_timeout", &R::monitor_timeout,

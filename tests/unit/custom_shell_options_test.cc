@@ -1,12 +1,35 @@
 // A custom command runs under nounset and pipefail without errexit, the same on every
 // executor: the shipped Slurm run script (run here with bash, as a job step runs it),
-// local_direct's argv and local_docker's payload all use CommandShellOptions' options.
+// local_direct's argv and local_docker's payload all use the plan's shell options.
 #include "plan_test_support.h"
 #include "trtllm_run/render_docker.h"
 
 using namespace plan_test;
 
 namespace {
+
+// The bash options the built-in workflow `workflow` plans its command under.
+std::vector<std::string> CommandShellOptions(const std::string& workflow) {
+  CaseRequest request;
+  if (workflow == "custom") request.custom_cmd = "true";
+  if (workflow == "bench") request.bench_cmd = "trtllm-bench --model /m/Llama-3.1-8B throughput";
+  if (workflow == "eval") request.eval_cmd = "trtllm-eval --model /m/Qwen3-8B gsm8k";
+  if (workflow == "pytest") {
+    request.test_cmd =
+        "pytest -v \"tests/integration/defs/accuracy/test_llm_api_pytorch.py"
+        "::TestDeepSeekV3Lite::test_bfloat16\"";
+  }
+  if (workflow == "perf_sanity") {
+    request.test_cmd =
+        "pytest tests/integration/defs/perf/test_perf_sanity.py -v \"test_e2e["
+        "aggr-gpt_oss_120b_fp4_blackwell-gpt_oss_fp4_tp2_mtp0_1k1k]\"";
+  }
+  Result<JobPlan> plan = PlanCase(request);
+  INFO(workflow << ": " << plan.status().ToString());
+  REQUIRE(plan.ok());
+  CHECK(plan->workflow_type == workflow);
+  return plan->launch.shell_options;
+}
 
 // Runs the shipped slurm_run_custom.sh with `command` as CUSTOM_COMMAND, in `dir`.
 CommandOutput RunCustomRunScript(const TempDir& dir, const std::string& command) {

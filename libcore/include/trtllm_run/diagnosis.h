@@ -17,7 +17,7 @@ namespace trtllm_run {
 struct DiagnosisInput {
   RunStatus status = RunStatus::kError;
   std::optional<int> exit_code;
-  std::string workflow_type;  // "pytest" enables the failing-test listing
+  std::string workflow_type;  // the job's; the pytest findings read the log instead
   std::string scenario;
   bool remote = false;                 // the job ran over SSH (a remote executor's job spec)
   std::string log_file;                // named in advice; may be empty

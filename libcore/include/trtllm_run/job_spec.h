@@ -43,6 +43,9 @@ struct JobSpec {
   std::string direct_cmd;  // local_direct: the command, run with bash -c
   // Where the command runs, relative to repo_root (JobPlan::working_dir); empty: repo_root.
   std::string working_dir;
+  // The bash options the command runs under (JobPlan launch.shell_options): bash OPTIONS
+  // -c direct_cmd. In job_spec.json only when not empty.
+  std::vector<std::string> shell_options;
   std::vector<EnvVar> custom_env;
   int monitor_timeout_seconds = 3600;
   std::vector<std::string> success_patterns;

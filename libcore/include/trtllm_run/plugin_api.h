@@ -17,7 +17,10 @@
 // 5: ExecContext::slurm_password; Status and Result [[nodiscard]].
 // 6: Executor traits, Claim, CheckExecutorOptions, DescribeJob, ListHeld/ReleaseHeld;
 //    CaseRequest/JobSpec executor_options.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 6
+// 7: JobPlan::launch (LaunchFacts: layout, names, patterns, perf inputs, after_placement),
+//    JobSpec::shell_options; CaseRequest/JobPlan/JobSpec max_pending; CaseRequest SSH
+//    fields (ssh_port, identity, ssh_option).
+#define TRTLLM_RUN_PLUGIN_API_VERSION 7
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

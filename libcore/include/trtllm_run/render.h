@@ -29,37 +29,21 @@ TRTLLM_RUN_API std::string InstallCommand(bool eval_requirements);
 // that a single-process step does not initialise MPI against srun's PMI (MPI_ERR_SPAWN).
 TRTLLM_RUN_API std::string MpiCleanupSnippet(const std::vector<std::string>& keep);
 
-// The bash options a workflow's command runs under, the same on every executor (bash
-// OPTIONS -c COMMAND). custom: {"-u", "-o", "pipefail"}, the original run script's mode
-// without errexit: an unset variable or a failing stage of a pipeline fails the command,
-// and a failing line does not stop it. Every other workflow: none (plain `bash -c`).
-// slurm_run_custom.sh, a data file, spells the custom options out itself.
-TRTLLM_RUN_API std::vector<std::string> CommandShellOptions(const std::string& workflow_type);
-
 // Data files shipped with libcore: <dir of libtrtllm_run_core>/<rel>/share/trtllm-run, the
 // build tree's copy in a build and the installed one after install.
 TRTLLM_RUN_API std::string DataDirectory();
 
-// The in-container run script of Category 3, shipped in DataDirectory().
+// The in-container run script of Category 3, shipped in DataDirectory(); a workflow
+// names it in LaunchFacts::run_script. It runs the command under the custom workflow's
+// shell options (nounset, pipefail), which it spells out itself.
 inline constexpr char kCustomRunScriptName[] = "slurm_run_custom.sh";
 TRTLLM_RUN_API std::string CustomRunScriptPath();
-
-// The Slurm file-name kind of a workflow: pytest -> auto_test; custom, eval, bench as is.
-TRTLLM_RUN_API std::string SlurmKind(const std::string& workflow_type);
-
-// log_file_pattern, success and failure patterns of spec 002 Step 5's table.
-struct WorkflowPatterns {
-  std::string log_file_pattern;  // with <model> substituted
-  std::vector<std::string> success;
-  std::vector<std::string> failure;
-};
-TRTLLM_RUN_API WorkflowPatterns PatternsFor(const std::string& workflow_type,
-                                            const std::string& model_name);
 
 // ---- Categories 2, 3, 5, 6: the Slurm batch script (render_slurm.cc) ----
 
 struct SlurmScriptInputs {
-  std::string workflow_type;  // pytest, custom, eval, bench
+  std::string workflow_type;  // named in the script's header comment
+  std::string job_kind;       // the file-name kind (LaunchFacts::job_kind resolved)
   std::string model_name;
   std::string job_name;  // <account>.<detail>
   std::string log_dir;   // #SBATCH --output/--error go to <log_dir>/<model>_<kind>_%j.{out,err}
@@ -72,8 +56,10 @@ struct SlurmScriptInputs {
   std::string run_working_dir;  // relative to project_path: the run step cds there too
   std::string llm_models_root;  // exported as LLM_MODELS_ROOT; empty: not exported
   std::vector<PlanStep> steps;  // install / prepare / run, in order
-  // Category 3 (custom) only.
-  std::string run_script;  // the run script as the job sees it
+  std::vector<std::string> keep_env = {"SLURM_PROCID", "SLURM_LOCALID"};  // non-MPI steps
+  bool run_shows_gpus = false;  // the run step prints nvidia-smi first
+  // A run step that runs a run script (Category 3) instead of bash -c.
+  std::string run_script;  // the run script as the job sees it; empty: none
   std::string custom_command;
   std::string custom_env;  // KEY=VALUE pairs, values shell-quoted (safe to eval)
   std::string custom_workdir;
@@ -105,13 +91,6 @@ struct PerfSubmitInputs {
 // The argv that runs submit.py with spec 001 Step 4 Category 4's flags.
 TRTLLM_RUN_API std::vector<std::string> PerfSubmitArgv(const PerfSubmitInputs& in);
 
-// The aggregated perf config that multi-node trtllm-eval falls back to (spec 001 Step 3,
-// Eval): one server config sized tp x pp, hardware.gpus_per_node, and
-// accuracy.enable_accuracy_test: true with the eval task.
-TRTLLM_RUN_API std::string RenderEvalPerfConfig(const EvalArgs& eval, const std::string& model_name,
-                                                int gpus_per_node, const std::string& eval_cmd);
-TRTLLM_RUN_API std::string EvalPerfServerName(const EvalArgs& eval, const std::string& model_name);
-
 // ---- Slurm jobs for the local_slurm and remote_slurm executors (render_slurm.cc) ----
 
 struct SlurmJobOptions {
@@ -124,7 +103,8 @@ struct SlurmJobOptions {
 // carries no slurm_env, request.slurm_env_file is read; partition and account come from
 // the placement, else the request, else slurm_env's defaults, and must exist there (a
 // partition list: each member); no account is needed when slurm_env shows the accounts
-// could not be read (no accounting). Sizing against each partition: GPUs asked for
+// could not be read (no accounting). The plan's after_placement hook then decides what
+// needs the partition (its refusal is returned). Sizing against each partition: GPUs asked for
 // (plan.devices_requested) where there is no GPU GRES, more GPUs per node than it has, or
 // a request.time_limit above its MaxTime are kInvalidInput naming the flag that fixes
 // them; the default time limit is lowered to the MaxTime and a monitor_timeout longer
@@ -134,7 +114,7 @@ TRTLLM_RUN_API Status ValidateSlurmJob(const CaseRequest& request, const JobPlan
 
 // Fills `spec` (spec->work_dir set, the directory exists and is empty) and writes into the
 // work dir: the script (<model>_<kind>.slurm, or slurm_launch.sh from submit.py for
-// perf-sanity), the custom run script, slurm_env.json, job_spec.json.
+// perf-sanity), the plan's run script, slurm_env.json, job_spec.json.
 TRTLLM_RUN_API Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan,
                                       const Placement& placement, const SlurmJobOptions& options,
                                       JobSpec* spec);

@@ -35,7 +35,7 @@ struct DockerRunInput {
   bool skip_install = false;            // no pip install and no `import tensorrt_llm` check
   std::string command;                  // run last in the payload, verbatim
   std::string working_dir;              // relative to repo_root: the command runs there
-  // bash options the command runs under (CommandShellOptions): set just before it, after
+  // bash options the command runs under (LaunchFacts::shell_options): set just before it, after
   // the install lines; empty: none.
   std::vector<std::string> shell_options;
 };

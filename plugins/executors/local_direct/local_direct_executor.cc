@@ -148,6 +148,7 @@ class LocalDirectExecutor : public Executor {
     spec->repo_root = plan.repo_root;
     spec->direct_cmd = plan.command;
     spec->working_dir = plan.working_dir;
+    spec->shell_options = plan.launch.shell_options;
     spec->custom_env = plan.env;
     spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
     spec->success_patterns = plan.success_patterns;
@@ -261,9 +262,7 @@ RunResult Run::Go() {
   // bash [the workflow's options] -c COMMAND; the command is one argv element, never
   // re-parsed.
   options.argv = {"bash"};
-  for (const std::string& option : CommandShellOptions(spec_.workflow_type)) {
-    options.argv.push_back(option);
-  }
+  for (const std::string& option : spec_.shell_options) options.argv.push_back(option);
   options.argv.insert(options.argv.end(), {"-c", spec_.direct_cmd});
   options.working_dir = spec_.working_dir.empty() || spec_.repo_root.empty()
                             ? spec_.repo_root

@@ -298,6 +298,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   spec->repo_root = plan.repo_root;
   spec->direct_cmd = plan.command;
   spec->working_dir = plan.working_dir;
+  spec->shell_options = plan.launch.shell_options;
   spec->custom_env = plan.env;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
   spec->success_patterns = plan.success_patterns;
@@ -306,8 +307,10 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   spec->total_required_devices = plan.total_required_devices;
   spec->required_devices_per_node = plan.required_devices_per_node;
   spec->node_count = plan.node_count;
-  spec->build_project = request.build_project.value_or(true);
-  spec->skip_install = request.skip_install.value_or(false);
+  spec->build_project = request.build_project.value_or(plan.launch.build_project);
+  // The payload installs the repo when the plan has an install step (workflows add it
+  // unless skip_install).
+  spec->skip_install = !plan.HasStep("install");
   spec->container_image = ImageOf(request, placement);
   spec->container_runtime = "docker";
   spec->device_type = placement.env.device_type;
@@ -343,7 +346,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   in.skip_install = spec->skip_install;
   in.command = plan.command;
   in.working_dir = plan.working_dir;
-  in.shell_options = CommandShellOptions(plan.workflow_type);
+  in.shell_options = plan.launch.shell_options;
   DockerRun run = RenderDockerRun(in);
 
   spec->container_name = in.container_name;

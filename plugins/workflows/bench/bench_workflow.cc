@@ -12,6 +12,18 @@
 namespace trtllm_run {
 namespace {
 
+// trtllm-bench runs on one node: tp x pp must fit the partition's nodes.
+Status FitsOneNode(const PlacementFacts& facts, JobPlan* plan) {
+  const int required = plan->required_devices;
+  if (!facts.gpus_per_node || required <= *facts.gpus_per_node) return Status::Ok();
+  const std::string gpn = std::to_string(*facts.gpus_per_node);
+  return Status::InvalidInput("bench_cmd: world_size = " + std::to_string(required) +
+                                  " (tp x pp) needs more than one " + "node of partition " +
+                                  facts.partition + " (gpus_per_node = " + gpn + ")",
+                              "multi-node trtllm-bench is not supported: use tp x pp <= " + gpn +
+                                  " or a partition with more GPUs per node (--partition)");
+}
+
 class BenchWorkflow : public Workflow {
  public:
   std::string Name() const override { return "bench"; }
@@ -114,9 +126,12 @@ class BenchWorkflow : public Workflow {
     }
     plan.steps.push_back(PlanStep{"run", run, required, required > 1});
 
-    WorkflowPatterns patterns = PatternsFor("bench", plan.model_name);
-    plan.success_patterns = patterns.success;
-    plan.failure_patterns = patterns.failure;
+    plan.success_patterns = {"token/s", "throughput"};
+    plan.failure_patterns = {"Error", "Traceback"};
+    plan.launch.task_layout = TaskLayout::kTaskPerDevice;
+    plan.launch.gpu_count_source = "tp x pp of the bench command";
+    plan.launch.fewer_gpus_hint = "use --tp x --pp of at most {gpus} in --bench-cmd";
+    plan.launch.after_placement = FitsOneNode;
     return plan;
   }
 };

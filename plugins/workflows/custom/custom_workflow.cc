@@ -37,6 +37,20 @@ Result<std::string> ResolveScript(const std::string& path) {
   return absolute.lexically_normal().string();
 }
 
+// Spec 001 Step 3 "Custom" on a partition: the devices must fit one of its nodes.
+Status FitsOneNode(const PlacementFacts& facts, JobPlan* plan) {
+  if (!facts.gpus_per_node) return Status::Ok();
+  const int required = plan->required_devices;
+  const std::string gpn = std::to_string(*facts.gpus_per_node);
+  const int nodes = (required + *facts.gpus_per_node - 1) / *facts.gpus_per_node;
+  if (nodes <= 1) return Status::Ok();
+  return Status::InvalidInput(
+      "required_devices = " + std::to_string(required) + " requires " + std::to_string(nodes) +
+          " nodes (gpus_per_node = " + gpn + "), but custom commands are limited to 1 node.",
+      "Reduce required_devices to at most " + gpn + ". (--required-devices " + gpn +
+          ", or a --partition with at least " + std::to_string(required) + " GPUs per node)");
+}
+
 class CustomWorkflow : public Workflow {
  public:
   std::string Name() const override { return "custom"; }
@@ -53,6 +67,7 @@ class CustomWorkflow : public Workflow {
       Result<std::string> script = ResolveScript(*request.custom_script);
       if (!script.ok()) return script.status();
       plan.command = "bash " + ShellQuote(script.value());
+      plan.launch.host_script = script.value();
       plan.notes.push_back(
           "command: bash " + script.value() + " (custom_script" +
           std::string(request.custom_cmd ? " takes precedence over custom_cmd" : "") + ")");
@@ -86,11 +101,21 @@ class CustomWorkflow : public Workflow {
           "Reduce required_devices to at most " + std::to_string(plan.required_devices_per_node) +
               ".");
     }
-    if (!request.skip_install.value_or(false)) {
+    // A custom command runs the checkout as it is: the repo is installed (and built,
+    // where the executor builds) only when asked (--skip-install false, --build-project).
+    if (request.skip_install == false) {
       plan.steps.push_back(PlanStep{"install", InstallCommand(false), plan.node_count, false});
+      plan.notes.push_back("install step: pip install -e . first (--skip-install false)");
     }
+    plan.launch.build_project = false;
     plan.steps.push_back(PlanStep{"run", plan.command, plan.total_required_devices, false});
     plan.failure_patterns = {"Error", "Traceback"};
+    // The original run script's mode without errexit: an unset variable or a failing
+    // stage of a pipeline fails the command, and a failing line does not stop it.
+    plan.launch.shell_options = {"-u", "-o", "pipefail"};
+    plan.launch.run_script = kCustomRunScriptName;
+    plan.launch.runs_without_gpus = true;
+    plan.launch.after_placement = FitsOneNode;
     return plan;
   }
 };

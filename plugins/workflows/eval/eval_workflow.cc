@@ -6,6 +6,7 @@
 // so that mpi4py, which trtllm-eval imports, does not initialise MPI against them and
 // fail with MPI_ERR_SPAWN. A job that needs more than one node goes to the Slurm
 // executors' perf-sanity fallback, which they refuse unless the request opts in.
+#include "eval_fallback.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/derive.h"
 #include "trtllm_run/plugin_api.h"
@@ -92,9 +93,17 @@ class EvalWorkflow : public Workflow {
     }
     plan.steps.push_back(PlanStep{"run", run, required, required > 1});
 
-    WorkflowPatterns patterns = PatternsFor("eval", plan.model_name);
-    plan.success_patterns = patterns.success;
-    plan.failure_patterns = patterns.failure;
+    plan.success_patterns = {"accuracy:", "score:"};
+    plan.failure_patterns = {"AssertionError", "Error"};
+    LaunchFacts& launch = plan.launch;
+    launch.task_layout = TaskLayout::kTaskPerDevice;
+    launch.run_shows_gpus = true;
+    launch.gpu_count_source = "tp x pp of the eval command";
+    launch.fewer_gpus_hint =
+        "use --tp_size x --pp_size of at most {gpus} in --eval-cmd (or its --gpus_per_node "
+        "{gpus})";
+    launch.after_placement =
+        EvalFallbackHook(args.value(), original, request.eval_perf_fallback.value_or(false));
     return plan;
   }
 };
