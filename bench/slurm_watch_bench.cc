@@ -326,7 +326,7 @@ int WatchMain(const WatchArgs& args) {
                 stats.controller_queries, stats.accounting_queries, stats.config_queries);
     if (ssh) {
       std::printf("ssh %d %d\n", ssh->connections_opened(), counting.commands());
-      ssh->Close();
+      ssh->Close().IgnoreError();
     }
     PrintUsage(started, stats.controller_queries);
     return 0;
@@ -366,7 +366,7 @@ int WatchMain(const WatchArgs& args) {
   std::printf("client squeue_calls=%d\n", queries);
   if (ssh) {
     std::printf("ssh %d %d\n", ssh->connections_opened(), counting.commands());
-    ssh->Close();
+    ssh->Close().IgnoreError();
   } else if (remote) {
     std::printf("ssh %d %d\n", queries, queries);
   }

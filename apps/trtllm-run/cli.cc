@@ -143,10 +143,7 @@ Result<CaseRequest> RequestFromOptions(const po::variables_map& vm) {
     }
     std::string secret = password.value();
     while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
-    request.slurm_password = secret;
-    // The remote executor reads the password where it needs it, from the file; only
-    // the path travels in the environment.
-    ::setenv("TRTLLM_RUN_SLURM_PASSWORD_FILE", path.c_str(), 1);
+    request.slurm_password = secret;  // reaches the executor in memory (ExecContext)
   }
   return request;
 }

@@ -29,12 +29,6 @@ std::string Lower(std::string_view text) {
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return Lower(a) == Lower(b); }
 
-std::string Join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 const char* const kPlaceholders[] = {"{user}", "{slurm_user}", "{cluster}"};
 
 // Checks that every {...} in `text` is a known placeholder.

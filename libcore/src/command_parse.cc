@@ -204,7 +204,7 @@ std::optional<std::pair<size_t, size_t>> FindLastInvocation(const std::vector<Sh
 }
 
 // Trims blanks, newlines and backslash-newline continuations from both ends.
-std::string_view Trim(std::string_view text) {
+std::string_view TrimBlanksAndContinuations(std::string_view text) {
   while (true) {
     size_t before = text.size();
     if (!text.empty() && (IsBlank(text.front()) || text.front() == '\n')) {
@@ -223,16 +223,13 @@ std::string_view Trim(std::string_view text) {
 
 Result<int> PositiveInt(const std::string& value, const std::string& option,
                         std::string_view command) {
-  long long n = 0;
-  bool ok = !value.empty() && value.size() <= 9;
-  for (char c : value) ok = ok && c >= '0' && c <= '9';
-  if (ok) n = std::stoll(value);
-  if (!ok || n <= 0) {
+  std::optional<long long> n = ParseInteger(value, 1, 999999999);
+  if (!n) {
     return Status::InvalidInput(
         option + " must be a positive integer, got '" + value + "' in: " + Excerpt(command),
         "write e.g. " + option + " 4");
   }
-  return static_cast<int>(n);
+  return static_cast<int>(*n);
 }
 
 std::string Lower(std::string_view text) {
@@ -306,7 +303,7 @@ Result<std::vector<std::string>> SplitTopLevelAnd(std::string_view command) {
   std::vector<std::string> parts;
   size_t start = 0;
   auto add = [&](size_t end) -> Status {
-    std::string_view part = Trim(command.substr(start, end - start));
+    std::string_view part = TrimBlanksAndContinuations(command.substr(start, end - start));
     if (part.empty()) {
       return Status::InvalidInput("empty command next to '&&' in: " + Excerpt(command),
                                   "write 'A && B' with a command on both sides");
@@ -483,16 +480,14 @@ Result<int> BenchSize(const Invocation& invocation, std::string_view bench_cmd,
     value = found;
   }
   if (!value) return fallback;
-  bool digits = !value->empty() && value->size() <= 9;
-  for (char c : *value) digits = digits && c >= '0' && c <= '9';
-  int n = digits ? std::stoi(*value) : -1;
-  if (n < minimum) {
+  std::optional<long long> n = ParseInteger(*value, minimum, 999999999);
+  if (!n) {
     return Status::InvalidInput("bench_cmd: " + *given_as + " must be a " +
                                     (minimum == 0 ? "non-negative" : "positive") +
                                     " integer, got '" + *value + "'",
                                 "e.g. " + *given_as + " 4");
   }
-  return n;
+  return static_cast<int>(*n);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "dir_util.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace {
@@ -35,15 +36,8 @@ bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
   return Lower(haystack).find(Lower(needle)) != std::string::npos;
 }
 
-std::string Trim(std::string_view text) {
-  std::size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
-}
-
 std::string Shown(const std::string& line) {
-  std::string text = Trim(line);
+  std::string text(Trim(line));
   if (text.size() > kMaxLineShown) text = text.substr(0, kMaxLineShown) + "...";
   return text;
 }
@@ -68,7 +62,7 @@ const std::string* FindImportError(const std::vector<std::string>& lines) {
     bool import_error = line.find("ImportError") != std::string::npos;
     bool module_error = line.find("ModuleNotFoundError") != std::string::npos;
     if (!import_error && !module_error) continue;
-    std::string text = Trim(line);
+    std::string text(Trim(line));
     if (text.rfind("E ", 0) == 0) text = Trim(text.substr(2));
     if (text.rfind("ImportError:", 0) == 0 || text.rfind("ModuleNotFoundError:", 0) == 0) {
       return &line;
@@ -142,7 +136,7 @@ std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines
     tests.push_back(message.empty() ? id : id + " - " + message);
   };
   for (const std::string& raw : lines) {
-    std::string line = Trim(raw);
+    std::string line(Trim(raw));
     // Short test summary: "FAILED tests/a.py::test_x - AssertionError: boom".
     if (line.rfind("FAILED ", 0) == 0) {
       std::string rest = line.substr(7);

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "trtllm_run/process.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace {
@@ -20,19 +21,12 @@ std::string Lower(std::string text) {
   return text;
 }
 
-std::string Trim(const std::string& text) {
-  std::size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  std::size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 }  // namespace
 
 std::string DockerCliResult::LastLine() const {
-  std::string text = Trim(output);
+  std::string text(Trim(output));
   std::size_t newline = text.rfind('\n');
-  return Trim(newline == std::string::npos ? text : text.substr(newline + 1));
+  return std::string(Trim(newline == std::string::npos ? text : text.substr(newline + 1)));
 }
 
 DockerCliResult RunDockerCli(const std::vector<std::string>& args, const std::string& docker_host,

@@ -16,28 +16,12 @@ namespace {
 
 using probe::FirstLine;
 using probe::NonEmptyLines;
-using probe::Trim;
 
 std::string Upper(std::string_view text) {
   std::string out(text);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
   return out;
-}
-
-std::vector<std::string> Words(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
 }
 
 bool HasDigit(const std::string& word) {
@@ -51,16 +35,10 @@ const char* const kKnownDeviceTypes[] = {"A2",   "A10",   "A10G",  "A16",   "A30
                                          "B300", "GB200", "GB300", "GH200", "L4",   "L20",  "L40",
                                          "L40S", "T4",    "V100",  "P100",  "P40"};
 
-std::string Join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
 }  // namespace
 
 std::string DeviceTypeFromGpuName(std::string_view name) {
-  std::vector<std::string> words = Words(name);
+  std::vector<std::string> words = SplitWhitespace(name);
   while (!words.empty()) {
     std::string vendor = Upper(words.front());
     if (vendor != "NVIDIA" && vendor != "TESLA" && vendor != "GEFORCE" && vendor != "QUADRO") break;
@@ -106,7 +84,7 @@ std::optional<std::string> ParseClusterName(std::string_view show_config) {
     size_t eq = line.find('=');
     if (eq == std::string::npos) continue;
     if (Trim(std::string_view(line).substr(0, eq)) != "ClusterName") continue;
-    std::string value = Trim(std::string_view(line).substr(eq + 1));
+    std::string value(Trim(std::string_view(line).substr(eq + 1)));
     if (value.empty() || value == "(null)") return std::nullopt;
     return value;
   }
@@ -136,7 +114,7 @@ emit_all
 EnvFacts EnvFactsFromProbe(const ProbeOutput& output, const ClusterCatalog* catalog,
                            const std::string& models_repo_env) {
   EnvFacts facts;
-  if (const ProbeSection* arch = output.Find("arch")) facts.arch = Trim(arch->out);
+  if (const ProbeSection* arch = output.Find("arch")) facts.arch = std::string(Trim(arch->out));
 
   const ProbeSection* gpus = output.Find("gpus");
   if (gpus == nullptr) {
@@ -181,7 +159,8 @@ EnvFacts EnvFactsFromProbe(const ProbeOutput& output, const ClusterCatalog* cata
     facts.notes.push_back("docker: unavailable (" + facts.docker_error + ")");
 
   const ProbeSection* missing = output.Find("slurm_missing");
-  std::string missing_tools = missing ? Trim(missing->out) : "sbatch squeue sinfo scontrol";
+  std::string missing_tools =
+      missing ? std::string(Trim(missing->out)) : "sbatch squeue sinfo scontrol";
   facts.slurm_available = missing_tools.empty();
   facts.notes.push_back(facts.slurm_available
                             ? "slurm: client tools found (sbatch, squeue, sinfo, scontrol)"

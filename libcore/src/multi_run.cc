@@ -27,6 +27,7 @@
 
 #include "dir_util.h"
 #include "json_util.h"
+#include "plugin_call.h"
 #include "trtllm_run/command_parse.h"
 #include "trtllm_run/executor.h"
 #include "trtllm_run/input_limits.h"
@@ -42,13 +43,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string Trim(const std::string& text) {
-  std::size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  std::size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
 
 // ---- Cases files ----
 
@@ -288,7 +282,7 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
   bool first = true;
   while (std::getline(lines, line)) {
     ++number;
-    std::string id = Trim(line);
+    std::string id(Trim(line));
     if (id.empty() || id[0] == '#' || id == "---") continue;
     if (first && yaml_error) {
       // A file that starts as YAML does (a list item, a flow collection, a quoted or a
@@ -582,7 +576,14 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     session_options.progress = it->second.progress.get();
     session_options.kill_grace_seconds = options.kill_grace_seconds;
     it->second.executor = executor.value();
-    it->second.session = executor.value()->NewSession(session_options);
+    Result<std::unique_ptr<ExecutorSession>> session =
+        GuardPluginCall(ExecutorLabel(plan.scenario), "NewSession()",
+                        [&] { return executor.value()->NewSession(session_options); });
+    if (session.ok()) {
+      it->second.session = std::move(session.value());
+    } else {  // its cases run through Execute() on threads of their own
+      progress << "trtllm-run: warning: " << session.status().ToString() << "\n";
+    }
   }
   for (const auto& [scenario, session] : sessions) {
     progress << "trtllm-run: " << session.cases << " " << scenario
@@ -618,19 +619,15 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     changed.notify_all();
   };
 
-  auto work = [&](std::size_t i) {
+  auto run_case = [&](std::size_t i) -> RunResult {
     const PlannedCase& plan = planned.value()[i];
     if (cancel->cancelled()) {  // never started: no work dir is made for it
-      finish(i, NotRunResult(plan, RunStatus::kCancelled, "cancelled before the case started",
-                             cancel));
-      return;
+      return NotRunResult(plan, RunStatus::kCancelled, "cancelled before the case started", cancel);
     }
     Result<PreparedCase> prepared = runtime.PreparePlanned(plan);
     if (!prepared.ok()) {
-      finish(i, NotRunResult(plan, RunStatus::kError,
-                             "preparing the work dir failed: " + prepared.status().ToString(),
-                             cancel));
-      return;
+      return NotRunResult(plan, RunStatus::kError,
+                          "preparing the work dir failed: " + prepared.status().ToString(), cancel);
     }
     LineStream case_progress(options.progress, &out_mu,
                              "[case " + std::to_string(run.cases[i].entry.index) + "] ",
@@ -642,7 +639,18 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     run_options.kill_grace_seconds = options.kill_grace_seconds;
     auto session = sessions.find(plan.scenario);
     if (session != sessions.end()) run_options.session = session->second.session.get();
-    finish(i, runtime.Execute(prepared.value(), run_options));
+    return runtime.Execute(prepared.value(), run_options);
+  };
+  // A worker thread's entry: what its case throws ends that case as ERROR, not the process.
+  auto work = [&](std::size_t i) {
+    RunResult result;
+    try {
+      result = run_case(i);
+    } catch (...) {
+      result = NotRunResult(planned.value()[i], RunStatus::kError,
+                            "running the case failed: " + CurrentExceptionText(), cancel);
+    }
+    finish(i, std::move(result));
   };
 
   for (std::size_t i = 0; i < n; ++i) {
@@ -685,7 +693,15 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     SessionReport report;
     report.scenario = scenario;
     report.cases = session.cases;
-    if (session.session) report.stats = session.session->Stats();
+    if (session.session) {
+      Result<std::map<std::string, std::string>> stats = GuardPluginCall(
+          ExecutorLabel(scenario), "Stats()", [&] { return session.session->Stats(); });
+      if (stats.ok()) {
+        report.stats = std::move(stats.value());
+      } else {
+        report.stats["error"] = stats.status().ToString();
+      }
+    }
     run.sessions.push_back(std::move(report));
     session.session.reset();  // ends its watcher thread before the executor goes
   }

@@ -31,13 +31,6 @@ std::string Tail(const std::string& text) {
   return text.size() <= kOutputShown ? text : "..." + text.substr(text.size() - kOutputShown);
 }
 
-std::string Trim(const std::string& text) {
-  size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 std::string ClusterLabel(const SlurmEnv& env) {
   return env.cluster_name && !env.cluster_name->empty() ? *env.cluster_name : "(unnamed)";
 }
@@ -211,14 +204,14 @@ std::optional<int> GresGpus(const std::string& gres) {
     size_t paren = entry.find('(');
     if (paren != std::string::npos) entry.resize(paren);
     if (entry == "gpu") return 1;
-    std::string count = entry.substr(entry.find_last_of(':') + 1);
-    if (count.empty() || count.size() > 6 ||
-        !std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    std::optional<long long> count =
+        ParseInteger(std::string_view(entry).substr(entry.find_last_of(':') + 1), 0, 999999);
+    if (!count) {
       // "gpu:a100" is one GPU of that type.
       if (std::count(entry.begin(), entry.end(), ':') == 1) return 1;
       return std::nullopt;
     }
-    return std::stoi(count);
+    return static_cast<int>(*count);
   }
   return 0;
 }
@@ -262,12 +255,6 @@ std::vector<std::string> ReadLines(const std::string& path) {
   return lines;
 }
 
-std::string JoinLines(const std::vector<std::string>& lines, const std::string& separator) {
-  std::string joined;
-  for (const std::string& line : lines) joined += (joined.empty() ? "" : separator) + line;
-  return joined;
-}
-
 // Appends what the child printed, without blocking; closes the pipe on a read error.
 void DrainOutput(ChildProcess& child, std::string* output) {
   while (child.output_fd() >= 0) {
@@ -287,16 +274,14 @@ Result<int> SubmitTimeoutSeconds() {
   const char* raw = std::getenv(kSubmitTimeoutVariable);
   if (raw == nullptr || *raw == '\0') return kDefaultSubmitTimeoutSeconds;
   std::string value = raw;
-  bool digits = value.size() <= 5 && std::all_of(value.begin(), value.end(),
-                                                 [](char c) { return c >= '0' && c <= '9'; });
-  int seconds = digits ? std::stoi(value) : 0;
-  if (seconds < 1 || seconds > 86400) {
+  std::optional<long long> seconds = ParseInteger(value, 1, 86400);
+  if (!seconds) {
     return Status::InvalidInput(std::string(kSubmitTimeoutVariable) + "='" + value +
                                     "' is not a number of seconds from 1 to 86400",
                                 "give whole seconds (e.g. 120), or unset it for the default of " +
                                     std::to_string(kDefaultSubmitTimeoutSeconds) + " s");
   }
-  return seconds;
+  return static_cast<int>(*seconds);
 }
 
 const std::vector<std::string>& SlurmToolNames() {
@@ -414,7 +399,7 @@ Status CheckLaunchSizing(const LaunchSizing& sizing, const PerfSubmitTarget& tar
     return mismatch("--gres", Shown(sizing.gres), planned_gres);
   }
   if (sizing.gpus_per_node) {
-    const std::string value = Trim(*sizing.gpus_per_node);
+    const std::string value(Trim(*sizing.gpus_per_node));
     if (p.gres.empty() || value != std::to_string(planned_gpus.value_or(0))) {
       return mismatch("--gpus-per-node", *sizing.gpus_per_node,
                       p.gres.empty()
@@ -469,14 +454,14 @@ Status RunPerfSubmit(const PerfSubmitInputs& inputs, const SlurmEnv& env,
   const std::string cluster = ClusterLabel(env);
   const std::vector<std::string> queries = ReadLines(tools.path + "/queries.log");
   const std::vector<std::string> unanswered = ReadLines(tools.path + "/unanswered.log");
-  notes->push_back(
-      queries.empty() ? "submit.py: made no Slurm queries"
-                      : "submit.py: its Slurm queries were answered from slurm_env (cluster " +
-                            cluster + "), not from this host's Slurm: " + JoinLines(queries, "; "));
-  const std::string refused = unanswered.empty() ? ""
-                                                 : "; Slurm queries slurm_env could not answer: " +
-                                                       JoinLines(unanswered, "; ");
-  const std::string shown = Tail(Trim(output));
+  notes->push_back(queries.empty()
+                       ? "submit.py: made no Slurm queries"
+                       : "submit.py: its Slurm queries were answered from slurm_env (cluster " +
+                             cluster + "), not from this host's Slurm: " + Join(queries, "; "));
+  const std::string refused =
+      unanswered.empty() ? ""
+                         : "; Slurm queries slurm_env could not answer: " + Join(unanswered, "; ");
+  const std::string shown = Tail(std::string(Trim(output)));
 
   if (!exit) {
     return Status::InvalidInput(

@@ -33,8 +33,8 @@ Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std
                         const std::string& what);
 
 // Helpers for reading sections.
-std::string Trim(std::string_view text);
 std::vector<std::string> NonEmptyLines(std::string_view text);
+bool Contains(const std::vector<std::string>& items, const std::string& value);
 std::string FirstLine(std::string_view text);  // trimmed; "" when none
 
 // "sinfo failed (exit 1): <first stderr line>", "sinfo timed out after 60 s", ...

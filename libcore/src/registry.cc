@@ -21,6 +21,9 @@
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 
+#include "plugin_call.h"
+#include "trtllm_run/text.h"
+
 namespace trtllm_run {
 namespace {
 
@@ -50,15 +53,6 @@ Status InvalidName(const std::string& where, const std::string& name) {
   return Status::PluginError(where + " has an invalid plugin name '" + name + "'",
                              "a plugin name is non-empty and uses only letters, digits, '_', "
                              "'-' and '.'");
-}
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string joined;
-  for (const std::string& name : names) {
-    if (!joined.empty()) joined += ", ";
-    joined += name;
-  }
-  return joined;
 }
 
 // Wraps `object` so that deleting it also drops this reference to its library: the
@@ -126,9 +120,8 @@ struct Registry::Impl {
   std::set<std::string> scanned_dirs;             // canonical
   std::map<std::string, Status> attempted_files;  // canonical path -> outcome
 
-  Status Record(const std::string& path, Status status) {
-    problems.push_back(PluginProblem{path, status});
-    return status;
+  void Record(const std::string& path, Status status) {
+    problems.push_back(PluginProblem{path, std::move(status)});
   }
 
   // The duplicate-name error for `name` registered again from `path`, or OK.
@@ -142,6 +135,22 @@ struct Registry::Impl {
   }
 
   Status Load(const std::string& path);
+
+  // Registers `entry` (its factory set, `has_factory` saying so) under info.name as a
+  // plugin of `kind` added in code: no file, so path and version get placeholders.
+  Status Add(PluginInfo info, PluginKind kind, bool has_factory, Entry entry) {
+    const std::string where = std::string(PluginKindName(kind)) + " registration";
+    if (!IsValidName(info.name)) return InvalidName(where, info.name);
+    if (!has_factory) return Status::InvalidInput(where + " '" + info.name + "' has no factory");
+    info.kind = kind;
+    if (info.path.empty()) info.path = kBuiltinPath;
+    if (info.version.empty()) info.version = kNoVersion;
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckUnique(info.name, info.path));
+    const std::string name = info.name;
+    entry.info = std::move(info);
+    entries.emplace(name, std::move(entry));
+    return Status::Ok();
+  }
 };
 
 Status Registry::Impl::Load(const std::string& path) {
@@ -277,7 +286,7 @@ void Registry::LoadDirectory(const std::string& dir, bool missing_ok) {
     return;
   }
   std::sort(files.begin(), files.end());
-  for (const std::string& file : files) LoadPlugin(file);
+  for (const std::string& file : files) LoadPlugin(file).IgnoreError();  // recorded in problems()
 }
 
 Status Registry::LoadPlugin(const std::string& path) {
@@ -296,37 +305,17 @@ Status Registry::LoadPlugin(const std::string& path) {
 }
 
 Status Registry::AddWorkflow(PluginInfo info, std::function<std::unique_ptr<Workflow>()> factory) {
-  if (!IsValidName(info.name)) return InvalidName("workflow registration", info.name);
-  if (!factory) {
-    return Status::InvalidInput("workflow registration '" + info.name + "' has no factory");
-  }
-  info.kind = PluginKind::kWorkflow;
-  if (info.path.empty()) info.path = kBuiltinPath;
-  if (info.version.empty()) info.version = kNoVersion;
-  TRTLLM_RUN_RETURN_IF_ERROR(impl_->CheckUnique(info.name, info.path));
   Entry entry;
-  entry.info = std::move(info);
   entry.make_workflow = std::move(factory);
-  const std::string name = entry.info.name;
-  impl_->entries.emplace(name, std::move(entry));
-  return Status::Ok();
+  const bool has_factory = static_cast<bool>(entry.make_workflow);
+  return impl_->Add(std::move(info), PluginKind::kWorkflow, has_factory, std::move(entry));
 }
 
 Status Registry::AddExecutor(PluginInfo info, std::function<std::unique_ptr<Executor>()> factory) {
-  if (!IsValidName(info.name)) return InvalidName("executor registration", info.name);
-  if (!factory) {
-    return Status::InvalidInput("executor registration '" + info.name + "' has no factory");
-  }
-  info.kind = PluginKind::kExecutor;
-  if (info.path.empty()) info.path = kBuiltinPath;
-  if (info.version.empty()) info.version = kNoVersion;
-  TRTLLM_RUN_RETURN_IF_ERROR(impl_->CheckUnique(info.name, info.path));
   Entry entry;
-  entry.info = std::move(info);
   entry.make_executor = std::move(factory);
-  const std::string name = entry.info.name;
-  impl_->entries.emplace(name, std::move(entry));
-  return Status::Ok();
+  const bool has_factory = static_cast<bool>(entry.make_executor);
+  return impl_->Add(std::move(info), PluginKind::kExecutor, has_factory, std::move(entry));
 }
 
 std::vector<PluginInfo> Registry::plugins() const {
@@ -357,14 +346,16 @@ std::vector<std::string> Registry::ExecutorNames() const {
 }
 
 std::vector<std::shared_ptr<Workflow>> Registry::CreateWorkflows() const {
-  // A workflow whose factory fails is left out; it cannot claim anything.
+  // A workflow whose factory or ClaimOrder() fails is left out; it cannot claim anything.
   std::vector<std::pair<std::tuple<int, std::string>, std::shared_ptr<Workflow>>> created;
   for (const auto& [name, entry] : impl_->entries) {
     if (entry.info.kind != PluginKind::kWorkflow) continue;
     Result<std::shared_ptr<Workflow>> workflow = Instantiate(entry, entry.make_workflow);
     if (!workflow.ok()) continue;
-    created.emplace_back(std::make_tuple(workflow.value()->ClaimOrder(), name),
-                         std::move(workflow.value()));
+    Result<int> order = GuardPluginCall(WorkflowLabel(name), "ClaimOrder()",
+                                        [&] { return workflow.value()->ClaimOrder(); });
+    if (!order.ok()) continue;
+    created.emplace_back(std::make_tuple(order.value(), name), std::move(workflow.value()));
   }
   std::sort(created.begin(), created.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -381,7 +372,7 @@ Result<std::shared_ptr<Executor>> Registry::CreateExecutor(const std::string& na
                             "registered executors: " +
                                 (names.empty() ? std::string("(none; run 'trtllm-run plugins' to "
                                                              "see which plugins failed to load)")
-                                               : JoinNames(names)));
+                                               : Join(names, ", ")));
   }
   return Instantiate(it->second, it->second.make_executor);
 }

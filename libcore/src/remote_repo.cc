@@ -230,6 +230,220 @@ Result<SshOptions> SshOptionsForSpec(const JobSpec& spec) {
   return options;
 }
 
+namespace {
+
+// A remote run between connecting and submitting. Each stage returns the ERROR result
+// that ends the run, or nullopt to go on; `base` collects notes and details for the
+// final result.
+struct RemoteRun {
+  const JobSpec& spec;
+  const ExecContext& context;
+  SshScenario* ssh;
+  std::string where;  // the ssh destination, named in messages
+  RunResult base;
+  std::string remote_script;  // the job script as the cluster sees it, once transferred
+};
+
+// Opens the master connection, prompting once for a password when the key is refused
+// and none was given. Sets *error when it cannot.
+std::unique_ptr<SshScenario> Connect(const JobSpec& spec, const ExecContext& context,
+                                     const RunResult& base, std::optional<RunResult>* error) {
+  Result<SshOptions> options = SshOptionsForSpec(spec);
+  if (!options.ok()) {
+    *error = internal::ErrorResult(base, options.status().ToString(), "");
+    return nullptr;
+  }
+  if (context.slurm_password) options->password = *context.slurm_password;
+  Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options.value());
+  if (!made.ok()) {
+    *error = internal::ErrorResult(base, made.status().ToString(), "");
+    return nullptr;
+  }
+  std::unique_ptr<SshScenario> ssh = std::move(made.value());
+  const std::string& where = spec.ssh_host;
+  internal::Say(context, kPrefix, "connecting to " + where);
+  Status connected = ssh->EnsureMaster();
+  if (!connected.ok() && AuthenticationFailed(connected) && options->password.empty() &&
+      options->password_env.empty()) {
+    // Prompted once per run: the master connection then serves every command.
+    if (std::optional<std::string> password = PromptPassword(where)) {
+      SshOptions with_password = options.value();
+      with_password.password = *password;
+      Result<std::unique_ptr<SshScenario>> again = MakeSshScenario(with_password);
+      if (again.ok()) {
+        ssh->Close().IgnoreError();
+        ssh = std::move(again.value());
+        connected = ssh->EnsureMaster();
+      }
+    }
+  }
+  if (!connected.ok()) {
+    *error = internal::ErrorResult(
+        base, "cannot connect to " + where + ": " + connected.message(),
+        "check ssh_host/slurm_user, the key or password ($" + std::string(kSlurmPasswordEnv) +
+            ", --password-file), and that `ssh " + where + " true` works");
+    return nullptr;
+  }
+  return ssh;
+}
+
+// Preflight (the Slurm tools are there), the remote repo (clone or fetch + check out
+// repo_branch) and a writable remote work dir.
+std::optional<RunResult> PrepareRemote(RemoteRun* run) {
+  const JobSpec& spec = run->spec;
+  const std::string& where = run->where;
+  Result<CommandOutput> preflight = RemoteBash(run->ssh, kPreflightScript, {});
+  if (!preflight.ok()) {
+    return internal::ErrorResult(
+        run->base, "preflight on " + where + " failed: " + preflight.status().message(), "");
+  }
+  if (preflight->exit_code != 0) {
+    return internal::ErrorResult(run->base,
+                                 "preflight on " + where + " failed: " + Output(preflight.value()),
+                                 "install the Slurm client tools on the login node, or "
+                                 "choose a login node that has them");
+  }
+  internal::Say(run->context, kPrefix, Trimmed(preflight->stdout_text));
+  if (!spec.repo_url.empty() && !spec.remote_repo_path.empty()) {
+    internal::Say(run->context, kPrefix,
+                  "setting up " + spec.remote_repo_path + " from " + spec.repo_url +
+                      (spec.repo_branch.empty() ? "" : " (" + spec.repo_branch + ")"));
+    Result<CommandOutput> repo =
+        RemoteBash(run->ssh, kRepoScript, {spec.remote_repo_path, spec.repo_url, spec.repo_branch});
+    if (!repo.ok() || repo->exit_code != 0) {
+      std::string why = repo.ok() ? Output(repo.value()) : repo.status().message();
+      return internal::ErrorResult(
+          run->base,
+          "remote repo setup in " + spec.remote_repo_path + " on " + where + " failed: " + why,
+          "check repo_url/repo_branch and that the cluster can "
+          "reach the repository");
+    }
+    run->base.notes.push_back("remote repo: " + Trimmed(repo->stdout_text));
+  }
+  Result<CommandOutput> work_dir = RemoteBash(run->ssh, kWorkDirScript, {spec.remote_work_dir});
+  if (!work_dir.ok() || work_dir->exit_code != 0) {
+    std::string why = work_dir.ok() ? Output(work_dir.value()) : work_dir.status().message();
+    return internal::ErrorResult(run->base, "preflight on " + where + " failed: " + why,
+                                 "choose a remote_repo_path / remote work dir the user "
+                                 "can write");
+  }
+  return std::nullopt;
+}
+
+// Copies the script and the extra files over the master (cat > file).
+std::optional<RunResult> Transfer(RemoteRun* run) {
+  const JobSpec& spec = run->spec;
+  std::vector<std::pair<std::string, std::string>> files;  // local -> remote
+  files.emplace_back(spec.script_path,
+                     spec.remote_work_dir + "/" +
+                         (spec.script_name.empty() ? fs::path(spec.script_path).filename().string()
+                                                   : spec.script_name));
+  for (const std::string& extra : spec.extra_files)
+    files.emplace_back(extra, RemotePathFor(spec, extra));
+  for (const auto& [local, remote] : files) {
+    Result<std::string> text = ReadFile(local);
+    if (!text.ok()) {
+      return internal::ErrorResult(
+          run->base,
+          "cannot read " + local + " to copy it to " + run->where + ": " + text.status().message(),
+          "");
+    }
+    std::error_code error;
+    bool executable =
+        (fs::status(local, error).permissions() & fs::perms::owner_exec) != fs::perms::none;
+    Result<CommandOutput> copied =
+        RemoteBash(run->ssh, kCopyScript, {remote, executable ? "755" : "644"}, text.value());
+    if (!copied.ok() || copied->exit_code != 0) {
+      std::string why = copied.ok() ? Output(copied.value()) : copied.status().message();
+      return internal::ErrorResult(
+          run->base, "copying " + local + " to " + run->where + ":" + remote + " failed: " + why,
+          "");
+    }
+  }
+  internal::Say(run->context, kPrefix,
+                "copied " + std::to_string(files.size()) + " file(s) to " + spec.remote_work_dir);
+  run->remote_script = files.front().second;
+  return std::nullopt;
+}
+
+// The build job (build_project): BUILD_FAILED stops the run before the workload is
+// submitted.
+std::optional<RunResult> RunBuildJob(RemoteRun* run, SlurmClient* client) {
+  const JobSpec& spec = run->spec;
+  std::string command = Extra(spec, "build_command");
+  if (command.empty()) command = kDefaultBuildCommand;
+  std::string local_script = spec.work_dir + "/build.slurm";
+  std::string remote_script = spec.remote_work_dir + "/build.slurm";
+  Status written = WriteFileAtomic(local_script, BuildScript(spec, command));
+  Result<CommandOutput> copied = Status::Ok();
+  if (written.ok()) {
+    copied =
+        RemoteBash(run->ssh, kCopyScript, {remote_script, "755"}, ReadFile(local_script).value());
+  }
+  if (!written.ok() || !copied.ok() || copied->exit_code != 0) {
+    std::string why = !written.ok()  ? written.ToString()
+                      : !copied.ok() ? copied.status().message()
+                                     : Output(copied.value());
+    return internal::ErrorResult(run->base, "BUILD_FAILED: could not stage the build job: " + why,
+                                 "");
+  }
+  internal::Say(
+      run->context, kPrefix,
+      "build_project: building " + spec.remote_repo_path + " in a build job (" + command + ")");
+  internal::SubmitRequest build;
+  build.label = "build job";
+  build.script_local = local_script;
+  build.script_submit = remote_script;
+  build.submit_dir = spec.remote_work_dir;
+  build.echo = true;
+  RunResult built = internal::SubmitAndWatch(client, spec, run->context, build);
+  if (built.status == RunStatus::kPassed) {
+    run->base.notes.push_back("build job " + built.details["job_id"] + ": " + built.reason);
+    run->base.details["build_job_id"] = built.details["job_id"];
+    return std::nullopt;
+  }
+  RunResult result = run->base;
+  if (built.status == RunStatus::kCancelled) {
+    result = built;
+    result.reason = "cancelled during the build job: " + built.reason;
+    return result;
+  }
+  result.status = RunStatus::kError;
+  result.reason = "BUILD_FAILED: " + built.reason;
+  result.errors.push_back(result.reason);
+  result.exit_code = built.exit_code;
+  result.log_file = built.log_file;
+  result.log_tail = built.log_tail;
+  result.details = built.details;
+  result.details["build_job_id"] = built.details["job_id"];
+  result.diagnosis = "The build failed, so the test was not submitted; see " + built.log_file +
+                     (built.diagnosis.empty() ? "" : "\n" + built.diagnosis);
+  return result;
+}
+
+// The job itself: submitted and watched, or run in a held allocation (release_allocation
+// false: the allocation stays for later runs).
+RunResult RunJob(RemoteRun* run, SlurmClient* client) {
+  const JobSpec& spec = run->spec;
+  RunResult result;
+  auto extra = spec.extra.find("release_allocation");
+  if (extra != spec.extra.end() && extra->second == "false") {
+    result = internal::RunInHeldAllocation(spec, run->context, run->ssh,
+                                           {run->where, run->remote_script, spec.remote_work_dir});
+  } else {
+    // As local_slurm submits it, but the script and the submit dir are on the login node.
+    internal::SubmitRequest request = internal::LocalSubmitRequest(spec);
+    request.script_submit = run->remote_script;
+    request.submit_dir = spec.remote_work_dir;
+    result = internal::SubmitAndWatch(client, spec, run->context, request);
+  }
+  result.notes.insert(result.notes.begin(), run->base.notes.begin(), run->base.notes.end());
+  for (const auto& [key, value] : run->base.details) result.details.emplace(key, value);
+  return result;
+}
+
+}  // namespace
+
 RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
   RunResult base = internal::BaseResult(spec);
   auto started = Clock::now();
@@ -242,192 +456,24 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
     return finish(internal::ErrorResult(base, "job_spec.json has no remote_work_dir",
                                         "prepare the case with the remote_slurm executor"));
   }
-  Result<SshOptions> options = SshOptionsForSpec(spec);
-  if (!options.ok()) return finish(internal::ErrorResult(base, options.status().ToString(), ""));
-  Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options.value());
-  if (!made.ok()) return finish(internal::ErrorResult(base, made.status().ToString(), ""));
-  std::unique_ptr<SshScenario> ssh = std::move(made.value());
-  const std::string where = spec.ssh_host;
-  internal::Say(context, kPrefix, "connecting to " + where);
-  Status connected = ssh->EnsureMaster();
-  if (!connected.ok() && AuthenticationFailed(connected) && options->password.empty() &&
-      options->password_env.empty()) {
-    // Prompted once per run: the master connection then serves every command.
-    if (std::optional<std::string> password = PromptPassword(where)) {
-      SshOptions with_password = options.value();
-      with_password.password = *password;
-      Result<std::unique_ptr<SshScenario>> again = MakeSshScenario(with_password);
-      if (again.ok()) {
-        ssh->Close();
-        ssh = std::move(again.value());
-        connected = ssh->EnsureMaster();
-      }
-    }
-  }
-  if (!connected.ok()) {
-    return finish(internal::ErrorResult(
-        base, "cannot connect to " + where + ": " + connected.message(),
-        "check ssh_host/slurm_user, the key or password ($" + std::string(kSlurmPasswordEnv) +
-            ", --password-file), and that `ssh " + where + " true` works"));
-  }
-  auto close = [&](RunResult result) {
-    result.details["ssh_connections"] = std::to_string(ssh->connections_opened());
-    if (ssh->connections_opened() > 1) {  // the master died (sshd restart, network) and came back
-      result.notes.push_back("SSH: the connection to " + where + " was lost and re-established (" +
-                             std::to_string(ssh->connections_opened()) + " connections opened)");
-    }
-    result.details["ssh_host"] = where;
-    ssh->Close();
-    return finish(std::move(result));
-  };
-
-  // Preflight: reachable (the master is up), Slurm tools present.
-  Result<CommandOutput> preflight = RemoteBash(ssh.get(), kPreflightScript, {});
-  if (!preflight.ok()) {
-    return close(internal::ErrorResult(
-        base, "preflight on " + where + " failed: " + preflight.status().message(), ""));
-  }
-  if (preflight->exit_code != 0) {
-    return close(internal::ErrorResult(
-        base, "preflight on " + where + " failed: " + Output(preflight.value()),
-        "install the Slurm client tools on the login node, or "
-        "choose a login node that has them"));
-  }
-  internal::Say(context, kPrefix, Trimmed(preflight->stdout_text));
-
-  // Remote repo: clone or fetch + check out repo_branch.
-  if (!spec.repo_url.empty() && !spec.remote_repo_path.empty()) {
-    internal::Say(context, kPrefix,
-                  "setting up " + spec.remote_repo_path + " from " + spec.repo_url +
-                      (spec.repo_branch.empty() ? "" : " (" + spec.repo_branch + ")"));
-    Result<CommandOutput> repo = RemoteBash(
-        ssh.get(), kRepoScript, {spec.remote_repo_path, spec.repo_url, spec.repo_branch});
-    if (!repo.ok() || repo->exit_code != 0) {
-      std::string why = repo.ok() ? Output(repo.value()) : repo.status().message();
-      return close(internal::ErrorResult(
-          base,
-          "remote repo setup in " + spec.remote_repo_path + " on " + where + " failed: " + why,
-          "check repo_url/repo_branch and that the cluster can "
-          "reach the repository"));
-    }
-    base.notes.push_back("remote repo: " + Trimmed(repo->stdout_text));
-  }
-
-  Result<CommandOutput> work_dir = RemoteBash(ssh.get(), kWorkDirScript, {spec.remote_work_dir});
-  if (!work_dir.ok() || work_dir->exit_code != 0) {
-    std::string why = work_dir.ok() ? Output(work_dir.value()) : work_dir.status().message();
-    return close(internal::ErrorResult(base, "preflight on " + where + " failed: " + why,
-                                       "choose a remote_repo_path / remote work dir the user "
-                                       "can write"));
-  }
-
-  // Transfer: the script, the extra files, over the master (cat > file).
-  std::vector<std::pair<std::string, std::string>> files;  // local -> remote
-  files.emplace_back(spec.script_path,
-                     spec.remote_work_dir + "/" +
-                         (spec.script_name.empty() ? fs::path(spec.script_path).filename().string()
-                                                   : spec.script_name));
-  for (const std::string& extra : spec.extra_files)
-    files.emplace_back(extra, RemotePathFor(spec, extra));
-  for (const auto& [local, remote] : files) {
-    Result<std::string> text = ReadFile(local);
-    if (!text.ok()) {
-      return close(internal::ErrorResult(
-          base, "cannot read " + local + " to copy it to " + where + ": " + text.status().message(),
-          ""));
-    }
-    std::error_code error;
-    bool executable =
-        (fs::status(local, error).permissions() & fs::perms::owner_exec) != fs::perms::none;
-    Result<CommandOutput> copied =
-        RemoteBash(ssh.get(), kCopyScript, {remote, executable ? "755" : "644"}, text.value());
-    if (!copied.ok() || copied->exit_code != 0) {
-      std::string why = copied.ok() ? Output(copied.value()) : copied.status().message();
-      return close(internal::ErrorResult(
-          base, "copying " + local + " to " + where + ":" + remote + " failed: " + why, ""));
-    }
-  }
-  internal::Say(context, kPrefix,
-                "copied " + std::to_string(files.size()) + " file(s) to " + spec.remote_work_dir);
-
+  std::optional<RunResult> failed;
+  std::unique_ptr<SshScenario> ssh = Connect(spec, context, base, &failed);
+  if (!ssh) return finish(std::move(*failed));
+  RemoteRun run{spec, context, ssh.get(), spec.ssh_host, std::move(base), ""};
   SlurmClient client(ssh.get());
-
-  // The build job: BUILD_FAILED stops the run before the workload is submitted.
-  if (spec.build_project) {
-    std::string command = Extra(spec, "build_command");
-    if (command.empty()) command = kDefaultBuildCommand;
-    std::string local_script = spec.work_dir + "/build.slurm";
-    std::string remote_script = spec.remote_work_dir + "/build.slurm";
-    Status written = WriteFileAtomic(local_script, BuildScript(spec, command));
-    Result<CommandOutput> copied = Status::Ok();
-    if (written.ok()) {
-      copied = RemoteBash(ssh.get(), kCopyScript, {remote_script, "755"},
-                          ReadFile(local_script).value());
-    }
-    if (!written.ok() || !copied.ok() || copied->exit_code != 0) {
-      std::string why = !written.ok()  ? written.ToString()
-                        : !copied.ok() ? copied.status().message()
-                                       : Output(copied.value());
-      return close(
-          internal::ErrorResult(base, "BUILD_FAILED: could not stage the build job: " + why, ""));
-    }
-    internal::Say(
-        context, kPrefix,
-        "build_project: building " + spec.remote_repo_path + " in a build job (" + command + ")");
-    internal::SubmitRequest build;
-    build.label = "build job";
-    build.script_local = local_script;
-    build.script_submit = remote_script;
-    build.submit_dir = spec.remote_work_dir;
-    build.echo = true;
-    RunResult built = internal::SubmitAndWatch(&client, spec, context, build);
-    if (built.status != RunStatus::kPassed) {
-      RunResult result = base;
-      if (built.status == RunStatus::kCancelled) {
-        result = built;
-        result.reason = "cancelled during the build job: " + built.reason;
-        return close(std::move(result));
-      }
-      result.status = RunStatus::kError;
-      result.reason = "BUILD_FAILED: " + built.reason;
-      result.errors.push_back(result.reason);
-      result.exit_code = built.exit_code;
-      result.log_file = built.log_file;
-      result.log_tail = built.log_tail;
-      result.details = built.details;
-      result.details["build_job_id"] = built.details["job_id"];
-      result.diagnosis = "The build failed, so the test was not submitted; see " + built.log_file +
-                         (built.diagnosis.empty() ? "" : "\n" + built.diagnosis);
-      return close(std::move(result));
-    }
-    base.notes.push_back("build job " + built.details["job_id"] + ": " + built.reason);
-    base.details["build_job_id"] = built.details["job_id"];
+  failed = PrepareRemote(&run);
+  if (!failed) failed = Transfer(&run);
+  if (!failed && spec.build_project) failed = RunBuildJob(&run, &client);
+  RunResult result = failed ? std::move(*failed) : RunJob(&run, &client);
+  result.details["ssh_connections"] = std::to_string(ssh->connections_opened());
+  if (ssh->connections_opened() > 1) {  // the master died (sshd restart, network) and came back
+    result.notes.push_back("SSH: the connection to " + run.where +
+                           " was lost and re-established (" +
+                           std::to_string(ssh->connections_opened()) + " connections opened)");
   }
-
-  auto extra = spec.extra.find("release_allocation");
-  if (extra != spec.extra.end() && extra->second == "false") {
-    // Reuse of a held allocation: the script's steps run in it; it stays for later runs.
-    RunResult result = internal::RunInHeldAllocation(
-        spec, context, ssh.get(), {where, files.front().second, spec.remote_work_dir});
-    result.notes.insert(result.notes.begin(), base.notes.begin(), base.notes.end());
-    for (const auto& [key, value] : base.details) result.details.emplace(key, value);
-    return close(std::move(result));
-  }
-
-  internal::SubmitRequest request;
-  request.label = "job";
-  request.script_local = spec.script_path;
-  request.script_submit = files.front().second;
-  request.submit_dir = spec.remote_work_dir;
-  request.success_patterns = spec.success_patterns;
-  request.failure_patterns = spec.failure_patterns;
-  request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
-  request.echo = true;
-  request.record = true;
-  RunResult result = internal::SubmitAndWatch(&client, spec, context, request);
-  result.notes.insert(result.notes.begin(), base.notes.begin(), base.notes.end());
-  for (const auto& [key, value] : base.details) result.details.emplace(key, value);
-  return close(std::move(result));
+  result.details["ssh_host"] = run.where;
+  ssh->Close().IgnoreError();
+  return finish(std::move(result));
 }
 
 }  // namespace trtllm_run

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <random>
 
 #include "trtllm_run/text.h"
@@ -153,9 +154,10 @@ Status ValidateDockerMemory(const std::string& value, const std::string& field) 
   while (digits < value.size() && std::isdigit(static_cast<unsigned char>(value[digits]))) {
     ++digits;
   }
-  if (digits == 0 || digits > 15) return bad("is not a memory size");
+  std::optional<long long> parsed = ParseInteger(value.substr(0, digits), 0, 999999999999999);
+  if (!parsed) return bad("is not a memory size");
   std::string suffix = value.substr(digits);
-  unsigned long long number = std::stoull(value.substr(0, digits));
+  auto number = static_cast<unsigned long long>(*parsed);
   unsigned long long unit = 1;
   if (suffix.size() > 1) return bad("has an unknown unit");
   if (suffix.size() == 1) {

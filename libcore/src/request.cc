@@ -227,29 +227,15 @@ std::string FromOrigin(std::string_view origin) {
 }
 
 Result<int> ParseFieldInt(const FieldDef& def, std::string_view value, std::string_view origin) {
-  std::string_view s = value;
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  std::string_view s = Trim(value);
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  long long n = 0;
-  bool ok = !s.empty();
-  for (char c : s) {
-    if (c < '0' || c > '9') {
-      ok = false;
-      break;
-    }
-    n = n * 10 + (c - '0');
-    if (n > INT_MAX) {
-      ok = false;
-      break;
-    }
-  }
-  if (!ok || n < 0 || (n == 0 && !def.allows_zero)) {
+  std::optional<long long> parsed = ParseInteger(s, def.allows_zero ? 0 : 1, INT_MAX);
+  if (!parsed) {
     return Status::InvalidInput(std::string(def.name) + " must be a " +
                                 (def.allows_zero ? "non-negative" : "positive") +
                                 " integer, got '" + std::string(value) + "'" + FromOrigin(origin));
   }
-  return static_cast<int>(n);
+  return static_cast<int>(*parsed);
 }
 
 Result<bool> ParseBool(const FieldDef& def, std::string_view value, std::string_view origin) {
@@ -303,22 +289,12 @@ const char* ExpectedForm(FieldType type) {
   return "a value";
 }
 
-bool IsEnvName(const std::string& name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
-  }
-  return true;
-}
-
 // custom_env as a mapping {KEY: VALUE} or a list of KEY=VALUE strings, turned into the
 // string form "KEY=VALUE KEY2='v a l'" that ParseEnvAssignments reads back exactly.
 Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node& node) {
   std::string text;
   auto add = [&](const std::string& name, const std::string& value, const YAML::Mark& mark) {
-    if (!IsEnvName(name)) {
+    if (!IsShellIdentifier(name)) {
       return Status::InvalidInput(
           YamlWhere(path, mark) + ": custom_env: '" + name + "' is not a valid variable name",
           "names match [A-Za-z_][A-Za-z0-9_]*");

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "dir_util.h"
+#include "plugin_call.h"
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/env_check.h"
 #include "trtllm_run/input_limits.h"
@@ -29,12 +30,6 @@ namespace trtllm_run {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string JoinNames(const std::vector<std::string>& names) {
-  std::string text;
-  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
-  return text.empty() ? "(none)" : text;
-}
 
 // The repo root: the given directory, else the nearest ancestor of the cwd holding .git,
 // else the cwd. Always absolute and normalized.
@@ -241,25 +236,36 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   if (!timeout.ok()) return timeout.status();
 
   std::shared_ptr<Workflow> workflow;
+  std::string workflow_name;
   std::vector<std::string> workflow_names;
   for (std::shared_ptr<Workflow>& candidate : registry_->CreateWorkflows()) {
-    workflow_names.push_back(candidate->Name());
-    if (!workflow && candidate->Claims(planned.request)) workflow = candidate;
+    Result<std::string> name =
+        GuardPluginCall("a workflow plugin", "Name()", [&] { return candidate->Name(); });
+    if (!name.ok()) return name.status();
+    workflow_names.push_back(name.value());
+    if (workflow) continue;
+    Result<bool> claims = GuardPluginCall(WorkflowLabel(name.value()), "Claims()",
+                                          [&] { return candidate->Claims(planned.request); });
+    if (!claims.ok()) return claims.status();
+    if (claims.value()) {
+      workflow = candidate;
+      workflow_name = name.value();
+    }
   }
   if (!workflow) {
     static const char* const kKindField[] = {"", "custom_cmd", "bench_cmd", "eval_cmd", "test_cmd"};
     return Status::NotFound(
         std::string("no workflow plugin handles ") + kKindField[static_cast<int>(kind.value())],
-        "loaded workflows: " + JoinNames(workflow_names) +
+        "loaded workflows: " + (workflow_names.empty() ? "(none)" : Join(workflow_names, ", ")) +
             "; run 'trtllm-run plugins' to see which plugins failed to load");
   }
-  Result<JobPlan> plan = workflow->Plan(planned.request);
+  Result<JobPlan> plan = GuardPluginCall(WorkflowLabel(workflow_name), "Plan()",
+                                         [&] { return workflow->Plan(planned.request); });
   if (!plan.ok()) return plan.status();
   planned.plan = std::move(plan.value());
   planned.plan.repo_root = repo_root.value();
   planned.plan.monitor_timeout_seconds = timeout.value();
-  planned.notes.push_back("workflow " + workflow->Name() +
-                          ": claimed the request (registry order)");
+  planned.notes.push_back("workflow " + workflow_name + ": claimed the request (registry order)");
   planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
 
   planned.work_dir = (fs::path(repo_root.value()) / "work_dirs" /
@@ -271,8 +277,9 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
                        planned.placement.notes.end());
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
-  TRTLLM_RUN_RETURN_IF_ERROR(
-      executor.value()->Validate(planned.request, planned.plan, planned.placement));
+  TRTLLM_RUN_RETURN_IF_ERROR(GuardPluginCall(ExecutorLabel(planned.scenario), "Validate()", [&] {
+    return executor.value()->Validate(planned.request, planned.plan, planned.placement);
+  }));
 
   return planned;
 }
@@ -310,8 +317,10 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   spec.total_required_devices = plan.total_required_devices;
   spec.required_devices_per_node = plan.required_devices_per_node;
   spec.node_count = plan.node_count;
-  Status status = executor.value()->Prepare(prepared.planned.request, prepared.planned.plan,
-                                            prepared.planned.placement, &spec);
+  Status status = GuardPluginCall(ExecutorLabel(spec.scenario), "Prepare()", [&] {
+    return executor.value()->Prepare(prepared.planned.request, prepared.planned.plan,
+                                     prepared.planned.placement, &spec);
+  });
   if (!status.ok()) {
     std::error_code ignored;
     fs::remove_all(spec.work_dir, ignored);  // nothing half-written is left behind
@@ -343,14 +352,23 @@ std::string LogTail(const std::string& path, std::size_t max_bytes) {
 void JudgeWithWorkflow(const Registry& registry, const JobSpec& spec, const std::string& command,
                        RunResult* result) {
   for (const std::shared_ptr<Workflow>& workflow : registry.CreateWorkflows()) {
-    if (workflow->Name() != spec.workflow_type) continue;
+    Result<std::string> name =
+        GuardPluginCall("a workflow plugin", "Name()", [&] { return workflow->Name(); });
+    if (!name.ok()) {
+      result->errors.push_back(name.status().ToString());
+      continue;
+    }
+    if (name.value() != spec.workflow_type) continue;
     JobSpec judged = spec;
     if (judged.direct_cmd.empty()) judged.direct_cmd = command;
-    try {
+    // A Judge() that throws leaves the executor's verdict as it was, with the error.
+    RunResult unjudged = *result;
+    Status judged_ok = GuardPluginCall(WorkflowLabel(name.value()), "Judge()", [&] {
       workflow->Judge(judged, LogTail(result->log_file, Workflow::kJudgeLogBytes), result);
-    } catch (const std::exception& e) {
-      result->errors.push_back("workflow " + workflow->Name() +
-                               " could not read the log: " + e.what());
+    });
+    if (!judged_ok.ok()) {
+      *result = std::move(unjudged);
+      result->errors.push_back(judged_ok.ToString());
     }
     return;
   }
@@ -381,8 +399,12 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
     context.terminal = options.terminal;
     context.progress = options.progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
-    result = options.session ? options.session->Execute(spec, context)
+    context.slurm_password = planned.request.slurm_password;  // in memory only
+    Result<RunResult> executed = GuardPluginCall(ExecutorLabel(spec.scenario), "Execute()", [&] {
+      return options.session ? options.session->Execute(spec, context)
                              : executor.value()->Execute(spec, context);
+    });
+    result = executed.ok() ? std::move(executed.value()) : ErrorRunResult(executed.status());
   }
   if (result.work_dir.empty()) result.work_dir = spec.work_dir;
   if (result.scenario.empty()) result.scenario = spec.scenario;

@@ -254,13 +254,13 @@ Result<Acquired> Acquire(const JobSpec& spec, const ExecContext& context, SlurmC
       bool running =
           snapshot.ok() && !snapshot->records.empty() && snapshot->records[0].state == "RUNNING";
       if (running && Now() - held->last_used_at > held->idle_limit_seconds) {
-        client->Cancel({held->job_id});
+        client->Cancel({held->job_id}).IgnoreError();
         acquired.notes.push_back("released allocation " + held->job_id + ": idle for " +
                                  std::to_string(Now() - held->last_used_at) + "s (limit " +
                                  std::to_string(held->idle_limit_seconds) + "s)");
       } else if (running) {
         held->last_used_at = Now();
-        WriteFileAtomic(path, ToJson(*held));
+        WriteFileAtomic(path, ToJson(*held)).IgnoreError();
         acquired.allocation = *held;
         acquired.reused = true;
         return acquired;
@@ -291,7 +291,7 @@ Result<Acquired> Acquire(const JobSpec& spec, const ExecContext& context, SlurmC
   a.state_file = path;
   Status written = WriteFileAtomic(path, ToJson(a));
   if (!written.ok()) {
-    client->Cancel({a.job_id});
+    client->Cancel({a.job_id}).IgnoreError();
     return written;
   }
   return acquired;
@@ -303,7 +303,7 @@ void Touch(const HeldAllocation& allocation) {
   std::optional<HeldAllocation> held = FromJson(text.value(), allocation.state_file);
   if (!held || held->job_id != allocation.job_id) return;
   held->last_used_at = Now();
-  WriteFileAtomic(allocation.state_file, ToJson(*held));
+  WriteFileAtomic(allocation.state_file, ToJson(*held)).IgnoreError();
 }
 
 }  // namespace
@@ -493,7 +493,8 @@ class RemoteRunner : public HeldRunner {
   }
   std::optional<ProcessExit> PollExit() override { return exit_; }
   void Signal(int signal) override {
-    scenario_->Run({"kill", "-" + std::to_string(signal), "--", "-" + std::to_string(pid_)}, "");
+    scenario_->Run({"kill", "-" + std::to_string(signal), "--", "-" + std::to_string(pid_)}, "")
+        .IgnoreError();
   }
   bool GroupAlive() override {
     Result<CommandOutput> out =
@@ -687,7 +688,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   RunState state = runner->State(NewRunState(name));
   state.log_file = log;
   state.extra["allocation_id"] = allocation.job_id;
-  WriteRunState(spec.work_dir, state);
+  WriteRunState(spec.work_dir, state).IgnoreError();
 
   LogFollower follower(log, JobOutputPatterns(spec.failure_patterns, spec.success_patterns), 60);
   SupervisorOptions supervision;
@@ -715,7 +716,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   result.finished_at = NowIso8601();
   result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   state.state = "finished";
-  WriteRunState(spec.work_dir, state);
+  WriteRunState(spec.work_dir, state).IgnoreError();
   return result;
 }
 
@@ -744,7 +745,7 @@ Status CancelHeldAllocationRun(const JobSpec& spec) {
          "kill -0 -- \"$1\" 2>/dev/null || exit 0; sleep 0.1; done; kill -KILL -- \"$1\"",
          "trtllm-run-cancel", group},
         "");
-    ssh.value()->Close();
+    ssh.value()->Close().IgnoreError();
     if (!out.ok()) return out.status();
     return Status::Ok();
   }

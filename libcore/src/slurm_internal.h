@@ -43,7 +43,8 @@ double FirstPollDelay();
 SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, bool remote);
 
 // The submission of a local_slurm job: spec.script_path from the work dir, echoed and
-// recorded (slurm_job_id, run_state.json).
+// recorded (slurm_job_id, run_state.json). remote_slurm starts from it and changes where
+// the script and the submit dir are.
 SubmitRequest LocalSubmitRequest(const JobSpec& spec);
 
 // A job sbatch accepted, ready to be watched (SubmitJob), or the verdict reached

@@ -32,13 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-std::string Trim(const std::string& text) {
-  std::size_t begin = text.find_first_not_of(" \t\r\n");
-  if (begin == std::string::npos) return "";
-  std::size_t end = text.find_last_not_of(" \t\r\n");
-  return text.substr(begin, end - begin + 1);
-}
-
 std::string Unquote(std::string value) {
   value = Trim(value);
   if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') &&
@@ -66,10 +59,10 @@ BatchOutputPaths ParseBatchOutputPaths(const std::string& script_text) {
   while (start < script_text.size()) {
     std::size_t end = script_text.find('\n', start);
     if (end == std::string::npos) end = script_text.size();
-    std::string line = Trim(script_text.substr(start, end - start));
+    std::string line(Trim(script_text.substr(start, end - start)));
     start = end + 1;
     if (line.rfind("#SBATCH", 0) != 0) continue;
-    std::string rest = Trim(line.substr(7));
+    std::string rest(Trim(line.substr(7)));
     auto option = [&](const std::string& long_name, const std::string& short_name,
                       std::string* value) {
       if (rest.rfind(long_name + "=", 0) == 0) {
@@ -148,7 +141,7 @@ bool IsSlurmJobId(const std::string& id) {
 std::string RecordedSlurmJobId(const std::string& work_dir) {
   Result<std::string> text = ReadWorkDirFile(work_dir + "/slurm_job_id");
   if (text.ok()) {
-    std::string id = Trim(text.value());
+    std::string id(Trim(text.value()));
     if (!id.empty()) return id;
   }
   Result<RunState> state = ReadRunState(work_dir);
@@ -355,7 +348,7 @@ RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
     if (state.ok()) {
       RunState finished = state.value();
       finished.state = "finished";
-      WriteRunState(spec.work_dir, finished);
+      WriteRunState(spec.work_dir, finished).IgnoreError();
     }
   }
   return result;
@@ -461,6 +454,7 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
   if (remote) {
     Result<SshOptions> options = SshOptionsForSpec(spec);
     if (!options.ok()) return options.status();
+    if (context.slurm_password) options->password = *context.slurm_password;
     Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options.value());
     if (!made.ok()) return made.status();
     ssh = std::move(made.value());
@@ -484,20 +478,20 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
     Result<SlurmClient::JobsSnapshot> snapshot = client.QueryJobs({job_id});
     if (snapshot.ok()) {
       if (!snapshot->unknown.empty()) {
-        if (ssh) ssh->Close();
+        if (ssh) ssh->Close().IgnoreError();
         return Status::Ok();
       }
       if (!snapshot->records.empty()) {
         last = snapshot->records[0].state;
         if (IsTerminalSlurmState(last)) {
-          if (ssh) ssh->Close();
+          if (ssh) ssh->Close().IgnoreError();
           return Status::Ok();
         }
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
-  if (ssh) ssh->Close();
+  if (ssh) ssh->Close().IgnoreError();
   return Status::ExecutionError(
       "Slurm job " + job_id + " is still " + last + " " + std::to_string(limit) + "s after scancel",
       "check `squeue -j " + job_id +

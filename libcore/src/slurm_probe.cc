@@ -85,20 +85,13 @@ Result<ProbeOutput> Run(Scenario& scenario, const std::string& script, const std
   return parsed;
 }
 
-std::string Trim(std::string_view text) {
-  size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return std::string(text.substr(begin, end - begin));
-}
-
 std::vector<std::string> NonEmptyLines(std::string_view text) {
   std::vector<std::string> lines;
   size_t start = 0;
   while (start <= text.size()) {
     size_t end = text.find('\n', start);
     if (end == std::string_view::npos) end = text.size();
-    std::string line = Trim(text.substr(start, end - start));
+    std::string line(Trim(text.substr(start, end - start)));
     if (!line.empty()) lines.push_back(line);
     start = end + 1;
   }
@@ -118,86 +111,23 @@ std::string DescribeFailure(const std::string& command, const ProbeSection& sect
          (err.empty() ? "" : ": " + err);
 }
 
+bool Contains(const std::vector<std::string>& items, const std::string& value) {
+  return std::find(items.begin(), items.end(), value) != items.end();
+}
+
 }  // namespace probe
+
+using probe::Contains;
 
 namespace {
 
 using probe::FirstLine;
 using probe::NonEmptyLines;
-using probe::Trim;
 
-std::string Join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
-  return out;
-}
-
-bool Contains(const std::vector<std::string>& items, const std::string& value) {
-  return std::find(items.begin(), items.end(), value) != items.end();
-}
-
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-// Splits a gres list on the commas outside parentheses: "gpu:4(S:0,1),nvme:1".
-std::vector<std::string> GresElements(std::string_view gres) {
-  std::vector<std::string> elements;
-  std::string current;
-  int depth = 0;
-  for (char c : gres) {
-    if (c == '(') ++depth;
-    if (c == ')' && depth > 0) --depth;
-    if (c == ',' && depth == 0) {
-      elements.push_back(Trim(current));
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  elements.push_back(Trim(current));
-  return elements;
-}
-
-std::vector<std::string> SplitWords(std::string_view text) {
-  std::vector<std::string> words;
-  std::string word;
-  for (char c : text) {
-    if (std::isspace(static_cast<unsigned char>(c))) {
-      if (!word.empty()) words.push_back(word);
-      word.clear();
-    } else {
-      word += c;
-    }
-  }
-  if (!word.empty()) words.push_back(word);
-  return words;
-}
-
-int PartitionRank(const std::string& name) {
-  if (EndsWith(name, "-backfill")) return 1;
-  if (EndsWith(name, "-hp") || EndsWith(name, "-admin")) return 2;
-  return 0;
-}
-
-}  // namespace
-
-const ProbeSection* ProbeOutput::Find(const std::string& name) const {
-  auto it = sections.find(name);
-  return it == sections.end() ? nullptr : &it->second;
-}
-
-std::string SlurmProbeScript(const ProbeOptions& options, const std::string& marker) {
-  std::string filter;
-  for (const std::string& name : options.partitions) filter += " " + name;
-  if (!filter.empty()) filter += " ";
-  std::string script =
-      "# trtllm-run Slurm probe: every query once, concurrently; raw outputs as sections.\n";
-  script += probe::Prelude(marker, options.command_timeout_seconds);
-  script += "F=" + ShellQuote(filter) + "\n";
-  script += std::string("CHECK=") + (options.check_access ? "1" : "0") + "\n";
-  script += R"SH(# The login name: bash's prompt expansion of \u (getpwuid, no process), else id.
+// The probe after its variables (F, CHECK): every query once, concurrently; the raw
+// outputs as sections.
+constexpr char kProbeScriptBody[] =
+    R"SH(# The login name: bash's prompt expansion of \u (getpwuid, no process), else id.
 U=
 if [ "${BASH_VERSINFO[0]:-0}" -gt 4 ] || { [ "${BASH_VERSINFO[0]:-0}" = 4 ] && [ "${BASH_VERSINFO[1]:-0}" -ge 4 ]; }; then
   u='\u'
@@ -343,356 +273,89 @@ if [ -n "$CHECKED" ] && [ -z "$DA" ] && [ -n "$A" ]; then
 fi
 emit_all
 )SH";
+
+}  // namespace
+
+std::string SlurmProbeScript(const ProbeOptions& options, const std::string& marker) {
+  std::string filter;
+  for (const std::string& name : options.partitions) filter += " " + name;
+  if (!filter.empty()) filter += " ";
+  std::string script =
+      "# trtllm-run Slurm probe: every query once, concurrently; raw outputs as sections.\n";
+  script += probe::Prelude(marker, options.command_timeout_seconds);
+  script += "F=" + ShellQuote(filter) + "\n";
+  script += std::string("CHECK=") + (options.check_access ? "1" : "0") + "\n";
+  script += kProbeScriptBody;
   return script;
 }
 
-Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string& marker) {
-  ProbeOutput output;
-  const std::string prefix = marker + " ";
-  size_t pos = 0;
-  while (true) {
-    // Section bodies are skipped by their length, so the marker is only searched for
-    // where a header can start (and in whatever a login shell printed before).
-    size_t at = stream.find(prefix, pos);
-    if (at == std::string_view::npos) break;
-    size_t eol = stream.find('\n', at);
-    if (eol == std::string_view::npos) {
-      return Status::InvalidInput("probe output ends inside a section header");
-    }
-    std::vector<std::string> fields = SplitWords(stream.substr(at, eol - at));
-    if (fields.size() != 5) {
-      return Status::InvalidInput("malformed probe section header: '" +
-                                  std::string(stream.substr(at, eol - at)) + "'");
-    }
-    ProbeSection section;
-    size_t out_bytes = 0, err_bytes = 0;
-    try {
-      section.exit_code = fields[2].empty() ? -1 : std::stoi(fields[2]);
-      out_bytes = std::stoul(fields[3]);
-      err_bytes = std::stoul(fields[4]);
-    } catch (const std::exception&) {
-      return Status::InvalidInput("malformed probe section header: '" +
-                                  std::string(stream.substr(at, eol - at)) + "'");
-    }
-    size_t body = eol + 1;
-    if (body + out_bytes + err_bytes > stream.size()) {
-      return Status::InvalidInput("probe output is truncated in section '" + fields[1] + "'");
-    }
-    section.out = std::string(stream.substr(body, out_bytes));
-    section.err = std::string(stream.substr(body + out_bytes, err_bytes));
-    output.sections[fields[1]] = std::move(section);
-    pos = body + out_bytes + err_bytes;
-  }
-  if (output.sections.empty()) {
-    std::string head = Trim(stream.substr(0, 200));
-    return Status::InvalidInput(
-        "the probe printed no sections" +
-        (head.empty() ? std::string(" (no output)") : ": output starts with '" + head + "'"));
-  }
-  return output;
+namespace {
+
+// A partition the probe looked into: up, and in the filter (when there is one).
+bool Probed(const SinfoPartition& partition, const ProbeOptions& options) {
+  return partition.state == "up" &&
+         (options.partitions.empty() || Contains(options.partitions, partition.name));
 }
 
-std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text) {
-  std::vector<SinfoPartition> partitions;
-  for (const std::string& line : NonEmptyLines(text)) {
-    std::vector<std::string> fields;
-    size_t start = 0;
-    while (true) {
-      size_t bar = line.find('|', start);
-      fields.push_back(Trim(std::string_view(line).substr(
-          start, bar == std::string::npos ? std::string::npos : bar - start)));
-      if (bar == std::string::npos) break;
-      start = bar + 1;
-    }
-    if (fields.empty() || fields[0].empty()) continue;
-    SinfoPartition partition;
-    partition.name = fields[0];
-    if (!partition.name.empty() && partition.name.back() == '*') {
-      partition.name.pop_back();
-      partition.default_marked = true;
-    }
-    if (partition.name.empty()) continue;  // a line "*|..." names no partition
-    if (fields.size() > 1) partition.state = fields[1];
-    if (fields.size() > 2) partition.time_limit = fields[2];
-    if (fields.size() > 3) {
-      try {
-        partition.nodes = std::stol(fields[3]);
-      } catch (const std::exception&) {
-        partition.nodes = 0;
-      }
-    }
-    partition.gres = fields.size() > 4 && !fields[4].empty() ? fields[4] : "(null)";
-    auto same = std::find_if(partitions.begin(), partitions.end(),
-                             [&](const SinfoPartition& p) { return p.name == partition.name; });
-    if (same != partitions.end()) {
-      same->nodes += partition.nodes;
-      same->default_marked = same->default_marked || partition.default_marked;
-      if (same->gres == "(null)") same->gres = partition.gres;
-      continue;
-    }
-    partitions.push_back(partition);
-  }
-  return partitions;
-}
-
-std::vector<NodeInfo> ParseScontrolNodes(std::string_view text) {
-  std::vector<NodeInfo> nodes;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::vector<std::string> words = SplitWords(text.substr(start, end - start));
-    start = end + 1;
-    for (size_t i = 0; i < words.size(); ++i) {
-      const std::string& word = words[i];
-      size_t eq = word.find('=');
-      if (eq == std::string::npos) continue;
-      std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-      if (key == "NodeName") {
-        // A record starts with NodeName= at the start of a line.
-        if (i != 0) continue;
-        nodes.push_back(NodeInfo{value, "", {}});
-        continue;
-      }
-      if (nodes.empty()) continue;
-      if (key == "Arch") {
-        nodes.back().arch = value == "(null)" ? "" : value;
-      } else if (key == "Partitions") {
-        std::stringstream list(value);
-        std::string name;
-        while (std::getline(list, name, ',')) {
-          if (!name.empty()) nodes.back().partitions.push_back(name);
-        }
-      }
-    }
-  }
-  return nodes;
-}
-
-AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user) {
-  // Records: a line starting with UserName= (a user) or ClusterName= (an association),
-  // and in the multi-line format the indented lines after it.
-  struct Association {
-    std::string account;
-    bool mine = false;               // UserName=<user>(<uid>); "" is an account's own
-    unsigned long long lft = ~0ULL;  // unknown: last
-  };
-  std::vector<Association> associations;
-  AssocMgrUser result;
-  enum { kNone, kUser, kAssociation } record = kNone;
-  const std::string owner = "UserName=" + user + "(";
-  bool my_user_record = false;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    std::vector<std::string> words = SplitWords(line);
-    if (words.empty()) continue;
-    if (!std::isspace(static_cast<unsigned char>(line[0]))) {
-      record = kNone;
-      if (words[0].rfind("UserName=", 0) == 0) {
-        record = kUser;
-        my_user_record = words[0].rfind(owner, 0) == 0;
-      } else if (words[0].rfind("ClusterName=", 0) == 0) {
-        record = kAssociation;
-        associations.emplace_back();
-      }
-    }
-    if (record == kNone) continue;
-    for (const std::string& word : words) {
-      size_t eq = word.find('=');
-      if (eq == std::string::npos) continue;
-      std::string key = word.substr(0, eq), value = word.substr(eq + 1);
-      if (record == kUser) {
-        if (my_user_record && key == "DefAccount") result.default_account = value;
-        continue;
-      }
-      Association& association = associations.back();
-      if (key == "Account") {
-        association.account = value;
-      } else if (key == "UserName") {
-        association.mine = word.rfind(owner, 0) == 0;
-      } else if (key == "Lft" && !value.empty() && value.size() < 20 &&
-                 std::all_of(value.begin(), value.end(),
-                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-        association.lft = std::stoull(value);
-      }
-    }
-  }
-  std::stable_sort(associations.begin(), associations.end(),
-                   [](const Association& a, const Association& b) { return a.lft < b.lft; });
-  for (const Association& association : associations) {
-    if (association.mine && !association.account.empty() &&
-        !Contains(result.accounts, association.account)) {
-      result.accounts.push_back(association.account);
-    }
-  }
-  return result;
-}
-
-std::optional<int> GpusPerNodeFromGres(std::string_view gres) {
-  for (std::string element : GresElements(gres)) {
-    if (element.rfind("gpu:", 0) != 0) continue;
-    size_t paren = element.find('(');
-    if (paren != std::string::npos) element.resize(paren);
-    size_t colon = element.rfind(':');
-    std::string count = element.substr(colon + 1);
-    if (count.empty() || !std::all_of(count.begin(), count.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      return std::nullopt;
-    }
-    try {
-      return std::stoi(count);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
-}
-
-bool GresRequiresGpu(std::string_view gres) {
-  for (const std::string& element : GresElements(gres)) {
-    if (element.rfind("gpu:", 0) == 0) return true;
-  }
-  return false;
-}
-
-std::vector<std::string> ParsePmixPlugins(std::string_view text) {
-  std::vector<std::string> plugins;
-  std::string token;
-  auto flush = [&]() {
-    while (!token.empty() && token.front() == '-') token.erase(token.begin());
-    while (!token.empty() && (token.back() == ':' || token.back() == '.' || token.back() == ';')) {
-      token.pop_back();
-    }
-    if (token.rfind("pmix", 0) == 0 && !Contains(plugins, token)) plugins.push_back(token);
-    token.clear();
-  };
-  for (char c : text) {
-    if (c == ',' || std::isspace(static_cast<unsigned char>(c))) {
-      flush();
-    } else {
-      token += c;
-    }
-  }
-  flush();
-  return plugins;
-}
-
-std::optional<std::string> PreferredPmix(const std::vector<std::string>& available) {
-  std::optional<std::string> best;
-  long best_version = -1;
-  for (const std::string& plugin : available) {
-    if (plugin.rfind("pmix_v", 0) != 0 || plugin.size() == 6) continue;
-    std::string digits = plugin.substr(6);
-    // More than 9 digits is no PMIx version (and would overflow stol).
-    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c));
-        })) {
-      continue;
-    }
-    long version = std::stol(digits);
-    if (version > best_version) {
-      best_version = version;
-      best = plugin;
-    }
-  }
-  if (best) return best;
-  if (Contains(available, "pmix")) return std::string("pmix");
-  return std::nullopt;
-}
-
-std::optional<std::string> ChooseDefaultPartition(const std::vector<SinfoPartition>& partitions,
-                                                  const std::vector<std::string>& accepted) {
-  const SinfoPartition* best = nullptr;
-  for (const SinfoPartition& partition : partitions) {
-    if (!Contains(accepted, partition.name)) continue;
-    if (best == nullptr) {
-      best = &partition;
-      continue;
-    }
-    int rank = PartitionRank(partition.name), best_rank = PartitionRank(best->name);
-    if (rank < best_rank ||
-        (rank == best_rank && partition.default_marked && !best->default_marked)) {
-      best = &partition;
-    }
-  }
-  if (best == nullptr) return std::nullopt;
-  return best->name;
-}
-
-SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options) {
-  SlurmEnv env;
-  if (const ProbeSection* user = output.Find("user")) env.user = Trim(user->out);
-  const ProbeSection* missing = output.Find("missing");
-  if (missing == nullptr || !Trim(missing->out).empty()) {
-    env.errors.push_back(kSlurmToolsNotFound);
-    return env;
-  }
-  std::vector<std::string> missing_optional;
-  if (const ProbeSection* optional = output.Find("missing_optional")) {
-    missing_optional = SplitWords(optional->out);
-  }
-
+void AddAccounts(const ProbeOutput& output, SlurmEnv* env) {
   // Accounts: the associations, and the user's DefaultAccount (else the first one);
   // from slurmctld's association cache, else (no association of the user there) from
   // the sacctmgr queries the script ran instead.
   AssocMgrUser cached;
   const ProbeSection* assoc_mgr = output.Find("assoc_mgr");
   if (assoc_mgr != nullptr && assoc_mgr->exit_code == 0) {
-    cached = ParseAssocMgr(assoc_mgr->out, env.user);
+    cached = ParseAssocMgr(assoc_mgr->out, env->user);
   }
   const ProbeSection* assoc = output.Find("assoc");
   if (!cached.accounts.empty()) {
-    env.accounts = cached.accounts;
-    env.default_account =
+    env->accounts = cached.accounts;
+    env->default_account =
         cached.default_account.empty() ? cached.accounts.front() : cached.default_account;
   } else if (assoc != nullptr && assoc->exit_code == 0) {
     for (const std::string& line : NonEmptyLines(assoc->out)) {
-      if (!Contains(env.accounts, line)) env.accounts.push_back(line);
+      if (!Contains(env->accounts, line)) env->accounts.push_back(line);
     }
   } else if (assoc != nullptr) {
-    env.errors.push_back(probe::DescribeFailure("sacctmgr show assoc", *assoc) +
-                         "; accounts unavailable");
+    env->errors.push_back(probe::DescribeFailure("sacctmgr show assoc", *assoc) +
+                          "; accounts unavailable");
   }
   const ProbeSection* defacct = output.Find("defacct");
   if (!cached.accounts.empty()) {
     // Taken from the cache above.
   } else if (defacct != nullptr && defacct->exit_code == 0 && !FirstLine(defacct->out).empty()) {
-    env.default_account = FirstLine(defacct->out);
-  } else if (!env.accounts.empty()) {
-    env.default_account = env.accounts.front();
+    env->default_account = FirstLine(defacct->out);
+  } else if (!env->accounts.empty()) {
+    env->default_account = env->accounts.front();
   }
-  if (!env.default_account) {
-    env.errors.push_back("no SLURM account associations for user " + env.user);
+  if (!env->default_account) {
+    env->errors.push_back("no SLURM account associations for user " + env->user);
   }
+}
 
+// The partitions, their gres (sinfo) and arch (scontrol); returns what sinfo listed.
+std::vector<SinfoPartition> AddPartitions(const ProbeOutput& output, const ProbeOptions& options,
+                                          const std::vector<std::string>& missing_optional,
+                                          SlurmEnv* env) {
   // Partitions, their gres (sinfo) and arch (scontrol).
   std::vector<SinfoPartition> sinfo;
   const ProbeSection* sinfo_section = output.Find("sinfo");
   if (sinfo_section != nullptr && sinfo_section->exit_code == 0) {
     sinfo = ParseSinfoPartitions(sinfo_section->out);
-    if (sinfo.empty()) env.errors.push_back("'sinfo' reported no partitions");
+    if (sinfo.empty()) env->errors.push_back("'sinfo' reported no partitions");
   } else {
-    env.errors.push_back(sinfo_section == nullptr
-                             ? "'sinfo' did not run"
-                             : probe::DescribeFailure("sinfo", *sinfo_section));
+    env->errors.push_back(sinfo_section == nullptr
+                              ? "'sinfo' did not run"
+                              : probe::DescribeFailure("sinfo", *sinfo_section));
   }
   std::vector<std::string> names;
   for (const SinfoPartition& partition : sinfo) names.push_back(partition.name);
   for (const std::string& wanted : options.partitions) {
     if (!Contains(names, wanted) && !sinfo.empty()) {
-      env.errors.push_back("partition '" + wanted + "' (partition filter) does not exist; " +
-                           "partitions: " + Join(names, ", "));
+      env->errors.push_back("partition '" + wanted + "' (partition filter) does not exist; " +
+                            "partitions: " + Join(names, ", "));
     }
   }
-  auto probed = [&](const SinfoPartition& partition) {
-    return partition.state == "up" &&
-           (options.partitions.empty() || Contains(options.partitions, partition.name));
-  };
+  auto probed = [&](const SinfoPartition& partition) { return Probed(partition, options); };
 
   std::vector<NodeInfo> nodes;
   std::string nodes_problem;
@@ -723,16 +386,22 @@ SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& option
         }
       }
       if (!out.arch) {
-        env.errors.push_back("partition " + partition.name + ": arch not found (" +
-                             (nodes_problem.empty() ? "no node of it reports Arch= in "
-                                                      "'scontrol show node'"
-                                                    : nodes_problem) +
-                             ")");
+        env->errors.push_back("partition " + partition.name + ": arch not found (" +
+                              (nodes_problem.empty() ? "no node of it reports Arch= in "
+                                                       "'scontrol show node'"
+                                                     : nodes_problem) +
+                              ")");
       }
     }
-    env.partitions.push_back(out);
+    env->partitions.push_back(out);
   }
 
+  return sinfo;
+}
+
+void AddDefaultPartition(const ProbeOutput& output, const ProbeOptions& options,
+                         const std::vector<std::string>& missing_optional,
+                         const std::vector<SinfoPartition>& sinfo, SlurmEnv* env) {
   // Default partition: the access rule over the sbatch --test-only checks.
   std::vector<std::string> accepted;
   bool checked = false;
@@ -741,23 +410,24 @@ SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& option
     checked = true;
     if (section.exit_code == 0) accepted.push_back(name.substr(7));
   }
-  env.default_partition = ChooseDefaultPartition(sinfo, accepted);
+  env->default_partition = ChooseDefaultPartition(sinfo, accepted);
   if (!options.check_access) {
     // Unchecked: the partition sinfo marks default, when it is up.
     for (const SinfoPartition& partition : sinfo) {
-      if (partition.default_marked && probed(partition)) env.default_partition = partition.name;
+      if (partition.default_marked && Probed(partition, options))
+        env->default_partition = partition.name;
     }
   }
-  if (!env.default_partition && !sinfo.empty()) {
+  if (!env->default_partition && !sinfo.empty()) {
     // The first listed partition, preferring one that is up (and in the filter).
     const SinfoPartition* fallback = &sinfo.front();
     for (const SinfoPartition& partition : sinfo) {
-      if (probed(partition)) {
+      if (Probed(partition, options)) {
         fallback = &partition;
         break;
       }
     }
-    env.default_partition = fallback->name;
+    env->default_partition = fallback->name;
     if (options.check_access) {
       std::string why;
       if (Contains(missing_optional, "sbatch")) {
@@ -765,26 +435,50 @@ SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& option
       } else if (!checked) {
         why = " (no partition is up)";
       }
-      env.errors.push_back(
+      env->errors.push_back(
           "partition access verification failed; falling back to first "
           "available partition" +
           why);
     }
   }
+}
 
+void AddPmix(const ProbeOutput& output, const std::vector<std::string>& missing_optional,
+             SlurmEnv* env) {
   // PMIx plugins.
   const ProbeSection* mpi = output.Find("mpi");
   if (Contains(missing_optional, "srun") || mpi == nullptr) {
-    env.errors.push_back("no pmix MPI plugin reported by 'srun --mpi=list' ('srun' not found)");
+    env->errors.push_back("no pmix MPI plugin reported by 'srun --mpi=list' ('srun' not found)");
   } else if (mpi->exit_code != 0) {
-    env.errors.push_back(probe::DescribeFailure("srun --mpi=list", *mpi));
+    env->errors.push_back(probe::DescribeFailure("srun --mpi=list", *mpi));
   } else {
-    env.pmix_available = ParsePmixPlugins(mpi->out + "\n" + mpi->err);
-    env.pmix_preferred = PreferredPmix(env.pmix_available);
-    if (!env.pmix_preferred) {
-      env.errors.push_back("no pmix MPI plugin reported by 'srun --mpi=list'");
+    env->pmix_available = ParsePmixPlugins(mpi->out + "\n" + mpi->err);
+    env->pmix_preferred = PreferredPmix(env->pmix_available);
+    if (!env->pmix_preferred) {
+      env->errors.push_back("no pmix MPI plugin reported by 'srun --mpi=list'");
     }
   }
+}
+
+}  // namespace
+
+SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options) {
+  SlurmEnv env;
+  if (const ProbeSection* user = output.Find("user")) env.user = std::string(Trim(user->out));
+  const ProbeSection* missing = output.Find("missing");
+  if (missing == nullptr || !Trim(missing->out).empty()) {
+    env.errors.push_back(kSlurmToolsNotFound);
+    return env;
+  }
+  std::vector<std::string> missing_optional;
+  if (const ProbeSection* optional = output.Find("missing_optional")) {
+    missing_optional = SplitWhitespace(optional->out);
+  }
+
+  AddAccounts(output, &env);
+  std::vector<SinfoPartition> sinfo = AddPartitions(output, options, missing_optional, &env);
+  AddDefaultPartition(output, options, missing_optional, sinfo, &env);
+  AddPmix(output, missing_optional, &env);
   return env;
 }
 

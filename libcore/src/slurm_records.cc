@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "trtllm_run/slurm_job.h"
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 
@@ -18,13 +19,6 @@ const char kEndMarkerPattern[] = "[trtllm-run] job finished with exit code";
 const char kSlurmCancelledPattern[] = "CANCELLED AT";
 
 namespace {
-
-std::string_view Trim(std::string_view text) {
-  std::size_t begin = 0, end = text.size();
-  while (begin < end && std::isspace(static_cast<unsigned char>(text[begin]))) ++begin;
-  while (end > begin && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
-  return text.substr(begin, end - begin);
-}
 
 std::string Upper(std::string_view text) {
   std::string out(text);
@@ -38,21 +32,9 @@ bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
 }
 
 std::optional<int> ParseInt(std::string_view text) {
-  text = Trim(text);
-  if (text.empty() || text.size() > 9) return std::nullopt;
-  std::size_t i = 0;
-  bool negative = false;
-  if (text[0] == '-') {
-    negative = true;
-    i = 1;
-  }
-  if (i == text.size()) return std::nullopt;
-  int value = 0;
-  for (; i < text.size(); ++i) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i]))) return std::nullopt;
-    value = value * 10 + (text[i] - '0');
-  }
-  return negative ? -value : value;
+  std::optional<long long> value = ParseInteger(Trim(text), -99999999, 999999999);
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);
 }
 
 std::vector<std::string_view> SplitLines(std::string_view text) {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "plugin_call.h"
 #include "slurm_internal.h"
 #include "trtllm_run/slurm_run.h"
 #include "trtllm_run/slurm_watch.h"
@@ -106,6 +107,11 @@ class LocalSlurmSession : public ExecutorSession {
     std::future<RunResult> future = pending.promise.get_future();
     {
       std::lock_guard<std::mutex> lock(mu_);
+      if (!failure_.empty()) {
+        pending.promise.set_value(ErrorRunResult(Status::ExecutionError(
+            failure_, "check `squeue -j " + job.job_id + "`: the job may still be running")));
+        return future;
+      }
       pending_.push_back(std::move(pending));
       ++jobs_;
     }
@@ -113,9 +119,40 @@ class LocalSlurmSession : public ExecutorSession {
     return future;
   }
 
-  // The watcher's thread: the only one that touches watcher_ and client_.
+  // The watcher's thread entry: what Follow() throws ends every job it follows, and every
+  // job submitted later, as ERROR naming the exception (best effort: the jobs are
+  // cancelled), instead of ending the process.
   void Loop() {
     std::map<std::string, std::promise<RunResult>> waiting;
+    try {
+      Follow(&waiting);
+    } catch (...) {
+      const std::string failure = "the Slurm session's watcher failed: " + CurrentExceptionText();
+      std::vector<Pending> added;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        failure_ = failure;
+        added = std::move(pending_);
+        pending_.clear();
+      }
+      for (Pending& item : added) waiting.emplace(item.job.job_id, std::move(item.promise));
+      std::vector<std::string> ids;
+      for (const auto& [job_id, promise] : waiting) ids.push_back(job_id);
+      try {
+        if (!ids.empty()) client_.Cancel(ids).IgnoreError();
+      } catch (...) {  // the failure above is what the jobs report
+      }
+      for (auto& [job_id, promise] : waiting) {
+        promise.set_value(ErrorRunResult(Status::ExecutionError(
+            failure, "check `squeue -j " + job_id + "`: the job may still be running")));
+      }
+    }
+  }
+
+  // Follows every job handed to Watch() until stop_ and none is left. The only code that
+  // touches watcher_ and client_ (besides Loop()'s cleanup).
+  void Follow(std::map<std::string, std::promise<RunResult>>* waiting_jobs) {
+    std::map<std::string, std::promise<RunResult>>& waiting = *waiting_jobs;
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       std::vector<Pending> added = std::move(pending_);
@@ -158,6 +195,7 @@ class LocalSlurmSession : public ExecutorSession {
   std::condition_variable cv_;
   std::vector<Pending> pending_;  // guarded by mu_
   bool stop_ = false;             // guarded by mu_
+  std::string failure_;           // guarded by mu_: why Follow() ended, once it threw
   int jobs_ = 0;                  // guarded by mu_
   SlurmClientStats stats_;        // guarded by mu_: client_'s, after each round
   std::atomic<int> submits_{0};

@@ -319,7 +319,7 @@ Result<std::unique_ptr<SshScenario>> MakeSshScenario(const SshOptions& options) 
 }
 
 SshScenario::~SshScenario() {
-  if (owns_control_dir_) Close();
+  if (owns_control_dir_) Close().IgnoreError();
 }
 
 std::string SshScenario::Name() const {

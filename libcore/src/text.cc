@@ -1,19 +1,24 @@
-// Shell quoting and splitting, durations, model names and atomic files.
+// Joining, trimming, integer parsing, shell quoting and splitting, durations, model names and
+// atomic files.
 #include "trtllm_run/text.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <climits>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <mutex>
 #include <set>
 
+#include "trtllm_run/input_limits.h"
 #include "utf8.h"
 
 namespace trtllm_run {
@@ -40,16 +45,6 @@ bool IsShellSafe(char c) {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
-bool IsIdentifier(std::string_view name) {
-  if (name.empty()) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
-  }
-  return true;
-}
-
 bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -60,13 +55,9 @@ bool AllDigits(std::string_view s) {
 
 // Parses a run of decimal digits; false on overflow beyond INT_MAX.
 bool ParseDigits(std::string_view s, long long* out) {
-  if (!AllDigits(s)) return false;
-  long long value = 0;
-  for (char c : s) {
-    value = value * 10 + (c - '0');
-    if (value > INT_MAX) return false;
-  }
-  *out = value;
+  std::optional<long long> value = ParseInteger(s, 0, INT_MAX);
+  if (!value) return false;
+  *out = *value;
   return true;
 }
 
@@ -112,6 +103,58 @@ bool CreatedUnsynced(const std::string& path, bool add) {
 }
 
 }  // namespace
+
+std::string Join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string joined;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) joined += separator;
+    joined += items[i];
+  }
+  return joined;
+}
+
+std::vector<std::string> SplitWhitespace(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      if (!word.empty()) words.push_back(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  return words;
+}
+
+bool IsShellIdentifier(std::string_view name) {
+  if (name.empty()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+std::string_view Trim(std::string_view text) {
+  constexpr std::string_view kWhitespace = " \t\n\v\f\r";
+  std::size_t begin = text.find_first_not_of(kWhitespace);
+  if (begin == std::string_view::npos) return text.substr(text.size());
+  return text.substr(begin, text.find_last_not_of(kWhitespace) - begin + 1);
+}
+
+std::optional<long long> ParseInteger(std::string_view text, long long minimum, long long maximum) {
+  if (text.empty() || (text.front() == '-' && minimum >= 0)) return std::nullopt;
+  long long value = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (error != std::errc() || stop != end || value < minimum || value > maximum) {
+    return std::nullopt;
+  }
+  return value;
+}
 
 std::string ShellQuote(std::string_view word) {
   if (word.empty()) return "''";
@@ -226,7 +269,7 @@ Result<std::vector<EnvVar>> ParseEnvAssignments(std::string_view text, std::stri
           "invalid " + std::string(field) + ": '" + word + "' is not a KEY=VALUE assignment", hint);
     }
     std::string name = word.substr(0, eq);
-    if (!IsIdentifier(name)) {
+    if (!IsShellIdentifier(name)) {
       return Status::InvalidInput("invalid " + std::string(field) + ": '" + word + "': '" + name +
                                       "' is not a valid variable name",
                                   "names match [A-Za-z_][A-Za-z0-9_]*; " + hint);
@@ -365,26 +408,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
 }
 
 Result<std::string> ReadFile(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    int err = errno;
-    return Status::IoError("cannot read " + path + ": " + ErrnoText(err));
-  }
-  std::string contents;
-  char buffer[65536];
-  while (true) {
-    ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      close(fd);
-      return Status::IoError("cannot read " + path + ": " + ErrnoText(err));
-    }
-    if (n == 0) break;
-    contents.append(buffer, static_cast<size_t>(n));
-  }
-  close(fd);
-  return contents;
+  return ReadFileLimited(path, std::numeric_limits<std::size_t>::max(), "file");
 }
 
 std::string NowIso8601() {

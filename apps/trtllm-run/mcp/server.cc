@@ -416,9 +416,21 @@ void Server::StartToolCall(const Document& message, const std::string& version) 
   std::thread([this, call] { RunToolCall(call); }).detach();
 }
 
+// A tool call's thread entry: what the tool throws becomes an isError reply.
 void Server::RunToolCall(std::shared_ptr<Call> call) {
   Context context(this, call.get());
-  ToolOutcome outcome = tools_.Call(call->tool, call->arguments, context);
+  ToolOutcome outcome;
+  try {
+    outcome = tools_.Call(call->tool, call->arguments, context);
+  } catch (const std::exception& e) {
+    outcome = ToolOutcome{};
+    outcome.is_error = true;
+    outcome.text = "tool " + call->tool + " failed: " + e.what();
+  } catch (...) {
+    outcome = ToolOutcome{};
+    outcome.is_error = true;
+    outcome.text = "tool " + call->tool + " failed: an exception that is not a std::exception";
+  }
   bool cancelled = context.cancelled();
   if (!cancelled) {
     Document reply;

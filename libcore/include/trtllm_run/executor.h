@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 
@@ -29,6 +30,11 @@ struct ExecContext {
   std::ostream* progress = nullptr;  // status lines for people; null: quiet
   int kill_grace_seconds = 30;       // SIGTERM -> SIGKILL grace for ended jobs
   double poll_interval_seconds = 0.5;
+  // The SSH password for a remote Slurm login (CaseRequest.slurm_password), when the
+  // embedder gave one. A secret: executors hand it to ssh only through SSH_ASKPASS and
+  // never put it in an argv, a log, a job file or a result. Unset: the executor falls back
+  // to $TRTLLM_RUN_SLURM_PASSWORD / $TRTLLM_RUN_SLURM_PASSWORD_FILE, else keys.
+  std::optional<std::string> slurm_password;
 };
 
 // Many jobs of one executor run together (`trtllm-run run --cases`), sharing what can be

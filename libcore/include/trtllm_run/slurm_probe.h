@@ -16,6 +16,7 @@
 #include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/scenario.h"
+#include "trtllm_run/slurm_probe_parsers.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -33,25 +34,9 @@ struct ProbeOptions {
   int command_timeout_seconds = 60;  // per query on the target (`timeout`, when present)
 };
 
-// The raw outputs of one probe run, as the script printed them.
-struct ProbeSection {
-  int exit_code = 0;
-  std::string out;
-  std::string err;
-};
-struct ProbeOutput {
-  std::map<std::string, ProbeSection> sections;  // "user", "sinfo", "access=batch", ...
-  TRTLLM_RUN_API const ProbeSection* Find(const std::string& name) const;
-};
-
 // The bash script ProbeSlurm sends. `marker` delimits the sections (any token without
 // whitespace that the outputs cannot contain; ProbeSlurm uses a random one).
 TRTLLM_RUN_API std::string SlurmProbeScript(const ProbeOptions& options, const std::string& marker);
-
-// Splits the script's stdout into sections. kInvalidInput when a section is truncated
-// or the stream holds no section at all (e.g. the remote shell printed something else).
-TRTLLM_RUN_API Result<ProbeOutput> ParseProbeStream(std::string_view stream,
-                                                    const std::string& marker);
 
 // Builds the document from the raw outputs: pure, so captured outputs can be replayed.
 TRTLLM_RUN_API SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options);
@@ -83,57 +68,6 @@ TRTLLM_RUN_API std::string SlurmEnvToText(const SlurmEnv& env);
 
 // Writes SlurmEnvToJson(env) to `path` atomically.
 TRTLLM_RUN_API Status SaveSlurmEnv(const SlurmEnv& env, const std::string& path);
-
-// Parsers of the individual outputs, exposed for tests and reuse.
-// sinfo -h -o '%P|%a|%l|%D|%G' -> partitions in order (duplicates merged: node counts
-// added, the first gres kept); the default partition's trailing '*' is stripped and
-// reported in `default_marked`.
-struct SinfoPartition {
-  std::string name;
-  std::string state;
-  std::string time_limit;
-  long nodes = 0;
-  std::string gres;  // "(null)" when empty
-  bool default_marked = false;
-};
-TRTLLM_RUN_API std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text);
-
-// `scontrol show node` (one-line -o records or the multi-line format): node name ->
-// {Arch, Partitions}. Keys are found wherever they stand in a record.
-struct NodeInfo {
-  std::string name;
-  std::string arch;  // "" when absent or "(null)"
-  std::vector<std::string> partitions;
-};
-TRTLLM_RUN_API std::vector<NodeInfo> ParseScontrolNodes(std::string_view text);
-
-// gpus_per_node of a gres string: "gpu:4", "gpu:4(IDX:0-3)", "gpu:a100:8" -> 4, 4, 8;
-// the gpu element of a comma-separated list counts; nullopt without one.
-TRTLLM_RUN_API std::optional<int> GpusPerNodeFromGres(std::string_view gres);
-TRTLLM_RUN_API bool GresRequiresGpu(std::string_view gres);
-
-// `srun --mpi=list` -> every pmix* token (deduplicated, order kept), and the preferred
-// one: the highest pmix_vN, else pmix, else nullopt.
-TRTLLM_RUN_API std::vector<std::string> ParsePmixPlugins(std::string_view text);
-TRTLLM_RUN_API std::optional<std::string> PreferredPmix(const std::vector<std::string>& available);
-
-// `scontrol -o show assoc_mgr users=USER flags=users,assoc` (slurmctld's association
-// cache; one-line or multi-line records, other users' and account-level records
-// ignored) -> `user`'s DefAccount ("" when not listed) and the accounts of its
-// associations, ordered by Lft (the order `sacctmgr show assoc where user=USER` lists
-// them in), duplicates (per-partition associations) removed. No accounts: the cache
-// holds no association of the user (accounting disabled, user unknown, ...).
-struct AssocMgrUser {
-  std::string default_account;
-  std::vector<std::string> accounts;
-};
-TRTLLM_RUN_API AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user);
-
-// The default-partition rule: among `accepted` (in `partitions` order) a plain name
-// beats *-backfill, which beats *-hp / *-admin; ties go to the partition sinfo marks
-// default, else the first. nullopt when none is accepted.
-TRTLLM_RUN_API std::optional<std::string> ChooseDefaultPartition(
-    const std::vector<SinfoPartition>& partitions, const std::vector<std::string>& accepted);
 
 }  // namespace trtllm_run
 

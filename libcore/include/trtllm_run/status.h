@@ -3,6 +3,10 @@
 // A Status is either OK or carries a code, a message naming what is wrong (the flag,
 // file, value) and, where known, a hint saying what would be valid or how to fix it.
 // Embedding tools can call the whole public API without try/catch.
+//
+// Both types are [[nodiscard]]: a call whose Status or Result is dropped does not compile
+// (warnings are errors); `Call().IgnoreError();` marks the few places that drop one on
+// purpose.
 #ifndef TRTLLM_RUN_STATUS_H_
 #define TRTLLM_RUN_STATUS_H_
 
@@ -24,7 +28,9 @@ enum class StatusCode {
   kInternal,        // a bug in trtllm-run
 };
 
-class TRTLLM_RUN_API Status {
+// Exported member by member: a class-level visibility attribute cannot stand beside
+// [[nodiscard]].
+class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
   static Status Ok() { return Status(); }
@@ -53,10 +59,14 @@ class TRTLLM_RUN_API Status {
   const std::string& hint() const { return hint_; }
 
   // "message (hint)" style single string for logs and the CLI: "<message>\n  hint: <hint>".
-  std::string ToString() const;
+  TRTLLM_RUN_API std::string ToString() const;
 
   // Returns a copy whose message is "<context>: <message>".
-  Status WithContext(const std::string& context) const;
+  TRTLLM_RUN_API Status WithContext(const std::string& context) const;
+
+  // Drops this Status on purpose: best-effort cleanup whose failure changes nothing for
+  // the caller (closing a connection, cancelling what may already be gone).
+  void IgnoreError() const {}
 
  private:
   Status(StatusCode code, std::string message, std::string hint)
@@ -67,15 +77,22 @@ class TRTLLM_RUN_API Status {
   std::string hint_;
 };
 
-// A value or the Status explaining why there is none.
+// A value or the Status explaining why there is none. A Result is OK exactly when it holds
+// a value: built from an OK Status (which has no value to carry) it is not OK but
+// kInternal, "Result built from an OK Status without a value", so a caller that checks
+// ok() never reads a missing value. (A compile-time refusal is not possible: an OK and an
+// error Status are the same type.)
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status)                          // NOLINT: implicit by design
+      : status_(status.ok() ? Status::Internal("Result built from an OK Status without a value")
+                            : std::move(status)) {}
 
   bool ok() const { return status_.ok(); }
   const Status& status() const { return status_; }
+  void IgnoreError() const {}  // as Status::IgnoreError
   T& value() & { return *value_; }
   const T& value() const& { return *value_; }
   T&& value() && { return std::move(*value_); }

@@ -1,8 +1,9 @@
-// Text helpers shared by workflows and executors: shell quoting and splitting, time
-// limits, model names, atomic files.
+// Text helpers shared by workflows and executors: joining, trimming and integer parsing,
+// shell quoting and splitting, time limits, model names, atomic files.
 #ifndef TRTLLM_RUN_TEXT_H_
 #define TRTLLM_RUN_TEXT_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,26 @@
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
+
+// `items` with `separator` between each two ("" for no items).
+TRTLLM_RUN_API std::string Join(const std::vector<std::string>& items, std::string_view separator);
+
+// `text` without its leading and trailing ASCII whitespace (space, \t, \n, \v, \f, \r).
+// The view points into `text`.
+TRTLLM_RUN_API std::string_view Trim(std::string_view text);
+
+// The words of `text`: the runs of characters between ASCII whitespace.
+TRTLLM_RUN_API std::vector<std::string> SplitWhitespace(std::string_view text);
+
+// True for a shell identifier (an environment variable name): [A-Za-z_][A-Za-z0-9_]*.
+TRTLLM_RUN_API bool IsShellIdentifier(std::string_view name);
+
+// The whole of `text` as a decimal integer in [minimum, maximum]: digits with a leading
+// '-' only when minimum < 0; no sign '+', no whitespace, nothing after the digits (trim
+// first where blanks are allowed). nullopt when it is not such a number or out of range
+// (also on overflow).
+TRTLLM_RUN_API std::optional<long long> ParseInteger(std::string_view text, long long minimum,
+                                                     long long maximum);
 
 // Quotes `word` for POSIX sh so that it is one word with exactly these bytes.
 TRTLLM_RUN_API std::string ShellQuote(std::string_view word);

@@ -3,6 +3,9 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
+
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace pytest_outcome {
@@ -14,12 +17,6 @@ constexpr std::size_t kMaxSkipReasons = 20;
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
 
-std::string_view TrimView(std::string_view text) {
-  while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
-  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
-  return text;
-}
-
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
@@ -29,7 +26,7 @@ bool EndsWith(std::string_view text, std::string_view suffix) {
 }
 
 std::string Clip(std::string_view text) {
-  text = TrimView(text);
+  text = Trim(text);
   if (text.size() <= kMaxMessage) return std::string(text);
   return std::string(text.substr(0, kMaxMessage)) + "...";
 }
@@ -49,13 +46,9 @@ std::string_view StripTaskPrefix(std::string_view line) {
 
 // A non-negative count; false when not all digits or absurdly long.
 bool ParseCount(std::string_view text, int* out) {
-  if (text.empty() || text.size() > 9) return false;
-  int value = 0;
-  for (char c : text) {
-    if (!IsDigit(c)) return false;
-    value = value * 10 + (c - '0');
-  }
-  *out = value;
+  std::optional<long long> value = ParseInteger(text, 0, 999999999);
+  if (!value) return false;
+  *out = static_cast<int>(*value);
   return true;
 }
 
@@ -135,7 +128,7 @@ class Collector {
     if (section_.empty() || !StartsWith(line, "E ")) return;
     std::string& message = section_messages_[section_];
     if (message.size() >= kMaxMessage) return;
-    message += (message.empty() ? "" : " | ") + std::string(TrimView(line.substr(1)));
+    message += (message.empty() ? "" : " | ") + std::string(Trim(line.substr(1)));
   }
   void EndSections() { section_.clear(); }
 
@@ -191,19 +184,19 @@ bool ParseVerboseLine(std::string_view line, Collector* collector) {
   if (end == std::string_view::npos || end >= line.size()) return false;
   std::string_view name = line.substr(0, end);
   if (name.find("::") == std::string_view::npos) return false;
-  std::string_view rest = TrimView(line.substr(end));
+  std::string_view rest = Trim(line.substr(end));
   // Drop the progress column: "[ 50%]".
   if (EndsWith(rest, "%]")) {
     std::size_t open = rest.rfind('[');
     if (open == std::string_view::npos) return false;
-    rest = TrimView(rest.substr(0, open));
+    rest = Trim(rest.substr(0, open));
   }
   std::size_t blank = rest.find(' ');
   const char* outcome = OutcomeOf(rest.substr(0, blank));
   if (outcome == nullptr) return false;
   std::string_view message;
   if (blank != std::string_view::npos) {
-    message = TrimView(rest.substr(blank));
+    message = Trim(rest.substr(blank));
     if (StartsWith(message, "(") && EndsWith(message, ")")) {
       message = message.substr(1, message.size() - 2);
     }
@@ -240,7 +233,7 @@ void ParseShortSummaryLine(std::string_view line, Collector* collector) {
   std::size_t end = NodeIdEnd(rest);
   if (end == std::string_view::npos) return;
   std::string_view name = rest.substr(0, end);
-  std::string_view message = TrimView(rest.substr(end));
+  std::string_view message = Trim(rest.substr(end));
   if (StartsWith(message, "- ")) message.remove_prefix(2);
   collector->Add(name, outcome, message);
 }
@@ -248,13 +241,13 @@ void ParseShortSummaryLine(std::string_view line, Collector* collector) {
 }  // namespace
 
 bool ParseSummaryLine(std::string_view line, TestCounts* counts) {
-  std::string_view text = TrimView(line);
+  std::string_view text = Trim(line);
   // "===== ... =====" in the default and -v modes; bare with -q.
   if (StartsWith(text, "=")) {
     if (!EndsWith(text, "=")) return false;
     while (!text.empty() && text.front() == '=') text.remove_prefix(1);
     while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-    text = TrimView(text);
+    text = Trim(text);
   }
   std::size_t in = text.rfind(" in ");
   if (in == std::string_view::npos || !IsDuration(text.substr(in + 4))) return false;
@@ -314,7 +307,7 @@ Report ParseLog(std::string_view log) {
       in_short_summary = false;
       continue;
     }
-    std::string_view text = TrimView(line);
+    std::string_view text = Trim(line);
     if (StartsWith(text, "=") && text.find(" test session starts ") != std::string_view::npos) {
       report.session_started = true;
       continue;
@@ -332,7 +325,7 @@ Report ParseLog(std::string_view log) {
       std::string_view title = text;
       while (!title.empty() && title.front() == '_') title.remove_prefix(1);
       while (!title.empty() && title.back() == '_') title.remove_suffix(1);
-      collector.SectionTitle(TrimView(title));
+      collector.SectionTitle(Trim(title));
       continue;
     }
     if (!in_short_summary && StartsWith(text, "E ")) {

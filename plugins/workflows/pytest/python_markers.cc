@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <string_view>
+
+#include "trtllm_run/text.h"
 
 namespace trtllm_run {
 namespace pytest_markers {
@@ -195,8 +198,10 @@ Found MarkerDevices(const std::string& text) {
   Found best;
   auto consider = [&](const std::vector<Call>& calls) {
     for (const Call& call : calls) {
-      if (call.digits.size() > 6) continue;  // no test needs a million GPUs (and stoi would throw)
-      int n = std::stoi(std::string(call.digits));
+      // No test needs a million GPUs.
+      std::optional<long long> parsed = ParseInteger(call.digits, 0, 999999);
+      if (!parsed) continue;
+      int n = static_cast<int>(*parsed);
       if (n > best.devices) best = {n, call.shown};
     }
   };
