@@ -17,6 +17,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,7 @@
 #include "trtllm_run/executor.h"
 #include "trtllm_run/input_limits.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/progress.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/text.h"
 #include "yaml_util.h"
@@ -340,15 +342,22 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
 // under `mu` (shared by every stream writing to the same target).
 class LineStream : public std::ostream {
  public:
-  LineStream(std::ostream* target, std::mutex* mu, std::string prefix)
-      : std::ostream(&buffer_), buffer_(target, mu, std::move(prefix)) {}
+  // `before_line` (may be empty) runs under `mu` before each line, e.g. to erase a live
+  // status line on the same terminal.
+  LineStream(std::ostream* target, std::mutex* mu, std::string prefix,
+             std::function<void()> before_line = {})
+      : std::ostream(&buffer_), buffer_(target, mu, std::move(prefix), std::move(before_line)) {}
   ~LineStream() override { buffer_.Flush(); }
 
  private:
   class Buffer : public std::streambuf {
    public:
-    Buffer(std::ostream* target, std::mutex* mu, std::string prefix)
-        : target_(target), mu_(mu), prefix_(std::move(prefix)) {}
+    Buffer(std::ostream* target, std::mutex* mu, std::string prefix,
+           std::function<void()> before_line)
+        : target_(target),
+          mu_(mu),
+          prefix_(std::move(prefix)),
+          before_line_(std::move(before_line)) {}
     void Flush() {
       if (!line_.empty()) Emit();
     }
@@ -369,6 +378,7 @@ class LineStream : public std::ostream {
     void Emit() {
       if (target_ != nullptr) {
         std::lock_guard<std::mutex> lock(*mu_);
+        if (before_line_) before_line_();
         *target_ << prefix_ << line_;
         if (line_.back() != '\n') *target_ << '\n';
         target_->flush();
@@ -378,6 +388,7 @@ class LineStream : public std::ostream {
     std::ostream* target_;
     std::mutex* mu_;
     std::string prefix_;
+    std::function<void()> before_line_;
     std::string line_;
   };
   Buffer buffer_;
@@ -438,6 +449,40 @@ Result<std::vector<CaseEntry>> ParseCasesText(const std::string& text, const std
   return ParsePlainCases(body, origin, shared, yaml_error);
 }
 
+namespace {
+
+// The live table of a cases run: how many cases run, wait and are done, and the case
+// running longest. `states[i]`: 0 pending, 1 running, 2 done.
+template <typename State>
+ProgressSnapshot BoardSnapshot(const MultiRunResult& run, const std::vector<State>& states,
+                               const std::vector<Clock::time_point>& case_started,
+                               Clock::time_point started) {
+  std::size_t counts[3] = {0, 0, 0};
+  std::optional<std::size_t> slowest;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    int state = static_cast<int>(states[i]);
+    ++counts[state];
+    if (state == 1 && (!slowest || case_started[i] < case_started[*slowest])) slowest = i;
+  }
+  ProgressSnapshot snapshot;
+  snapshot.state = "running " + std::to_string(counts[1]) + ", pending " +
+                   std::to_string(counts[0]) + ", done " + std::to_string(counts[2]) + "/" +
+                   std::to_string(states.size());
+  snapshot.elapsed_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (slowest) {
+    // Only what is fixed before the case starts: its worker writes the rest.
+    const CaseOutcome& outcome = run.cases[*slowest];
+    snapshot.last_line =
+        "slowest: case " + std::to_string(outcome.entry.index) +
+        (outcome.entry.name.empty() ? std::string() : " " + outcome.entry.name) + " (" +
+        outcome.scenario + ") " +
+        Seconds(std::chrono::duration<double>(Clock::now() - case_started[*slowest]).count());
+  }
+  return snapshot;
+}
+
+}  // namespace
+
 Result<std::vector<CaseEntry>> LoadCasesFile(const std::string& path, const CaseRequest& shared) {
   Result<std::string> text = ReadFileLimited(path, kMaxCasesFileBytes, "cases file");
   if (!text.ok()) {
@@ -486,7 +531,10 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     return Status::InvalidInput("--max-parallel and --max-parallel-local must be >= 1");
   }
   std::mutex out_mu;
-  LineStream progress(options.progress, &out_mu, "");
+  // On a terminal, one live line (the table of the run) under the case lines.
+  ProgressReporter board(options.progress, IsTerminalStream(options.progress), "cases");
+  auto clear_board = [&board] { board.Clear(); };
+  LineStream progress(options.progress, &out_mu, "", clear_board);
   Result<std::vector<PlannedCase>> planned = PlanCases(runtime, cases, &progress);
   if (!planned.ok()) return planned.status();
 
@@ -543,7 +591,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     Result<std::shared_ptr<Executor>> executor = runtime.registry().CreateExecutor(plan.scenario);
     if (!executor.ok()) continue;  // Execute() reports it per case
     if (executor.value()->Traits().host_bound) host_bound.insert(plan.scenario);
-    it->second.progress = std::make_unique<LineStream>(options.progress, &out_mu, "");
+    it->second.progress = std::make_unique<LineStream>(options.progress, &out_mu, "", clear_board);
     SessionOptions session_options;
     session_options.cancel = cancel;
     session_options.progress = it->second.progress.get();
@@ -568,6 +616,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   run.cases.resize(n);
   enum class State { kPending, kRunning, kDone };
   std::vector<State> states(n, State::kPending);
+  std::vector<Clock::time_point> case_started(n);
   std::mutex mu;
   std::condition_variable changed;
   int running = 0, running_local = 0;
@@ -609,7 +658,8 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
       if (!written.ok()) progress << "trtllm-run: warning: " << written.ToString() << "\n";
     }
     LineStream case_progress(options.progress, &out_mu,
-                             "[case " + std::to_string(run.cases[i].entry.index) + "] ");
+                             "[case " + std::to_string(run.cases[i].entry.index) + "] ",
+                             clear_board);
     RunOptions run_options;
     run_options.terminal = nullptr;  // the job's output stays in its work dir
     run_options.progress = &case_progress;
@@ -647,16 +697,25 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
         next = i;
       }
       if (next == n) {
-        changed.wait(lock);
+        changed.wait_for(lock, std::chrono::seconds(1));
+        if (board.live()) {
+          std::lock_guard<std::mutex> out_lock(out_mu);
+          board.Update(BoardSnapshot(run, states, case_started, started));
+        }
         continue;
       }
       states[next] = State::kRunning;
+      case_started[next] = Clock::now();
       ++running;
       if (is_host_bound(run.cases[next].scenario)) ++running_local;
       threads.emplace_back(work, next);
     }
   }
   for (std::thread& thread : threads) thread.join();
+  {
+    std::lock_guard<std::mutex> out_lock(out_mu);
+    board.Clear();
+  }
 
   for (auto& [scenario, session] : sessions) {
     SessionReport report;

@@ -464,12 +464,16 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const ProcessOptions& 
   }
   child->pid_ = process->id();
   child->output_fd_ = fds[0];
+  // Close-on-exec by default. Opened before anything can reap the child, so it refers to
+  // this child and no later process with a reused pid.
+  child->exit_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, child->pid_, 0u));
   child->impl_->process = std::move(process);
   return child;
 }
 
 ChildProcess::~ChildProcess() {
   CloseOutput();
+  if (exit_fd_ >= 0) ::close(exit_fd_);
   if (pid_ > 0 && !group_gone_ && ::kill(-pid_, 0) == 0) ::kill(-pid_, SIGKILL);
   if (pid_ > 0 && !exit_) Wait();
   if (impl_ && impl_->process) impl_->process->detach();  // reaped above; no second waitpid

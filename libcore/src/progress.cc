@@ -86,11 +86,12 @@ bool IsTerminalStream(const std::ostream* stream) {
 }
 
 std::string FormatProgressLine(const std::string& name, const ProgressSnapshot& snapshot,
-                               std::size_t width) {
+                               std::size_t width, const std::string& job) {
   std::string line = "[" + name + "] " + snapshot.state + " " + Duration(snapshot.elapsed_seconds);
   if (snapshot.time_limit_seconds > 0) {
     line += " / " + Duration(snapshot.time_limit_seconds) + " limit";
   }
+  if (!job.empty()) line += " | " + Printable(job);
   std::string last = Printable(snapshot.last_line);
   if (!last.empty()) line += " | " + last;
   return width > 0 ? Cut(line, width) : line;
@@ -114,12 +115,12 @@ void ProgressReporter::Update(const ProgressSnapshot& snapshot) {
     if (drawn_once_ && !changed && since < kLiveRedrawSeconds) return;
     // One column less than the width: writing the last column wraps on some terminals.
     std::size_t width = TerminalWidth(out_);
-    *out_ << "\r\033[K" << FormatProgressLine(name_, snapshot, width > 1 ? width - 1 : width)
+    *out_ << "\r\033[K" << FormatProgressLine(name_, snapshot, width > 1 ? width - 1 : width, job_)
           << std::flush;
     shown_ = true;
   } else {
     if (drawn_once_ && !changed && since < heartbeat_seconds_) return;
-    *out_ << FormatProgressLine(name_, snapshot, 0) << std::endl;
+    *out_ << FormatProgressLine(name_, snapshot, 0, job_) << std::endl;
   }
   drawn_once_ = true;
   last_draw_ = now;

@@ -29,10 +29,13 @@
 #include "json_util.h"
 #include "slurm_internal.h"
 #include "trtllm_run/log_follower.h"
+#include "trtllm_run/output_pump.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/progress.h"
 #include "trtllm_run/slurm_job.h"
 #include "trtllm_run/slurm_run.h"
 #include "trtllm_run/ssh.h"
+#include "trtllm_run/supervisor.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -342,38 +345,67 @@ namespace internal {
 namespace {
 
 // Runs the batch script on the submit host with SLURM_JOB_ID set to the allocation, so
-// that its srun lines become steps of it, and moves its output into the local log.
-class HeldRunner {
+// that its srun lines become steps of it, and moves its output into the local log. The
+// supervision loop (supervisor.h) drives it: SIGTERM to its process group (srun ends its
+// step on SIGTERM), SIGKILL after the grace.
+class HeldRunner : public SupervisedJob {
  public:
-  virtual ~HeldRunner() = default;
-  virtual Status Start(const std::string& allocation_id, const std::string& job_name) = 0;
-  virtual void Pump(std::ostream* terminal) = 0;  // new output -> local log
-  virtual std::optional<ProcessExit> Exit() = 0;  // once the script ended
-  virtual void Signal(int signal) = 0;            // its whole process group
+  HeldRunner(std::string allocation_id, ProgressReporter* progress)
+      : allocation_id_(std::move(allocation_id)), progress_(progress) {}
+  virtual Status Start(const std::string& job_name) = 0;
+  virtual void Signal(int signal) = 0;  // its whole process group
   virtual bool GroupAlive() = 0;
-  virtual int WaitFd() const { return -1; }  // readable when output arrives; -1: poll
   virtual RunState State(RunState state) const = 0;
+  virtual const std::vector<std::string>& PumpErrors() const = 0;
+
+  AfterExit CheckAfterExit(double /*seconds_since_exit*/) override {
+    return Gone() ? AfterExit::kDone : AfterExit::kWait;
+  }
+  bool Gone() override {
+    if (!group_gone_) group_gone_ = !GroupAlive();
+    return group_gone_;
+  }
+  void BeginStop(StopReason reason, const std::string& /*why*/) override {
+    Signal(SIGTERM);
+    progress_->Message(std::string("stopping the run (") +
+                       (reason == StopReason::kHang      ? "hang detected"
+                        : reason == StopReason::kTimeout ? "monitor timeout"
+                                                         : "cancelled") +
+                       ")");
+  }
+  bool Escalate() override {
+    Signal(SIGKILL);
+    return true;
+  }
+  bool GiveUp() override { return true; }  // reported: the action is not confirmed
+  std::string Label() const override { return "held allocation " + allocation_id_; }
+  bool group_gone() const { return group_gone_; }
+
+ protected:
+  std::string allocation_id_;
+  ProgressReporter* progress_;
+  bool group_gone_ = false;
 };
 
 // This host: a ChildProcess in its own process group.
 class LocalRunner : public HeldRunner {
  public:
-  LocalRunner(std::string script, std::string dir, std::string log, std::string work_dir)
-      : script_(std::move(script)),
+  LocalRunner(std::string allocation_id, ProgressReporter* progress, std::string script,
+              std::string dir, const std::string& log, std::string work_dir, std::ostream* terminal)
+      : HeldRunner(std::move(allocation_id), progress),
+        script_(std::move(script)),
         dir_(std::move(dir)),
-        log_(std::move(log)),
-        work_dir_(std::move(work_dir)) {}
-  ~LocalRunner() override {
-    if (log_fd_ >= 0) ::close(log_fd_);
+        work_dir_(std::move(work_dir)),
+        pump_(log, terminal) {
+    pump_.set_before_terminal_write([progress] { progress->Clear(); });
   }
-  Status Start(const std::string& allocation_id, const std::string& job_name) override {
-    log_fd_ = ::open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-    if (log_fd_ < 0) return Status::IoError("cannot create the log file " + log_);
+  Status Start(const std::string& job_name) override {
+    TRTLLM_RUN_RETURN_IF_ERROR(pump_.Open());
     ProcessOptions options;
     options.argv = {"bash", script_};
     options.working_dir = dir_;
-    options.env = {{"SLURM_JOB_ID", allocation_id},
-                   {"SLURM_JOBID", allocation_id},
+    options.env = {{"SLURM_JOB_ID", allocation_id_},
+                   {"SLURM_JOBID", allocation_id_},
                    {"SLURM_JOB_NAME", job_name},
                    WorkDirMarker(work_dir_)};  // what `trtllm-run cancel` checks
     Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
@@ -381,61 +413,49 @@ class LocalRunner : public HeldRunner {
     child_ = std::move(spawned.value());
     return Status::Ok();
   }
-  void Pump(std::ostream* terminal) override {
-    for (int round = 0; round < 64 && child_->output_fd() >= 0; ++round) {
-      buffer_.clear();
-      Result<ReadState> read = child_->ReadOutput(&buffer_);
-      if (!buffer_.empty()) {
-        std::size_t done = 0;
-        while (done < buffer_.size()) {
-          ssize_t n = ::write(log_fd_, buffer_.data() + done, buffer_.size() - done);
-          if (n <= 0) break;
-          done += static_cast<std::size_t>(n);
-        }
-        if (terminal) {
-          terminal->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-          terminal->flush();
-        }
-      }
-      if (!read.ok() || read.value() != ReadState::kData) break;
-    }
-  }
-  std::optional<ProcessExit> Exit() override {
+  int OutputFd() const override { return child_->output_fd(); }
+  int ExitFd() const override { return child_->exit_fd(); }
+  void PumpOutput() override { pump_.Drain(child_.get()); }
+  std::optional<ProcessExit> PollExit() override {
     if (!exit_) exit_ = child_->TryWait();
     if (exit_ && child_->output_fd() >= 0 && !child_->GroupAlive()) child_->CloseOutput();
     return exit_;
   }
   void Signal(int signal) override { child_->SignalGroup(signal); }
   bool GroupAlive() override { return child_->GroupAlive(); }
-  int WaitFd() const override { return child_ ? child_->output_fd() : -1; }
   RunState State(RunState state) const override {
     state.pid = child_->pid();
     state.pgid = child_->pgid();
     state.pid_start_time = ProcessStartTime(child_->pid());
     return state;
   }
+  const std::vector<std::string>& PumpErrors() const override { return pump_.errors(); }
 
  private:
-  std::string script_, dir_, log_, work_dir_;
-  int log_fd_ = -1;
+  std::string script_, dir_, work_dir_;
+  OutputPump pump_;
   std::unique_ptr<ChildProcess> child_;
   std::optional<ProcessExit> exit_;
-  std::string buffer_;
 };
 
 // A login node over SSH: the script runs detached (setsid, its own session) so that a
-// dropped connection does not end it; its output file is copied like a job's.
+// dropped connection does not end it; its output file is copied like a job's. Nothing
+// signals its end here: the supervisor polls.
 class RemoteRunner : public HeldRunner {
  public:
-  RemoteRunner(Scenario* scenario, std::string script, std::string dir, std::string remote_log,
-               std::string local_log)
-      : scenario_(scenario),
+  RemoteRunner(std::string allocation_id, ProgressReporter* progress, Scenario* scenario,
+               std::string script, std::string dir, std::string remote_log,
+               const std::string& local_log, std::ostream* terminal)
+      : HeldRunner(std::move(allocation_id), progress),
+        scenario_(scenario),
         client_(scenario),
         script_(std::move(script)),
         dir_(std::move(dir)),
         remote_log_(std::move(remote_log)),
-        local_log_(std::move(local_log)) {}
-  Status Start(const std::string& allocation_id, const std::string& job_name) override {
+        pump_(local_log, terminal) {
+    pump_.set_before_terminal_write([progress] { progress->Clear(); });
+  }
+  Status Start(const std::string& job_name) override {
     static const char kLaunch[] =
         "cd -- \"$1\" || exit 1\n"
         "export SLURM_JOB_ID=$2 SLURM_JOBID=$2 SLURM_JOB_NAME=$3\n"
@@ -443,8 +463,9 @@ class RemoteRunner : public HeldRunner {
         "setsid bash -c 'bash \"$0\" >\"$1\" 2>&1; echo $? >\"$1.exit\"' \"$4\" \"$5\" "
         "</dev/null >/dev/null 2>&1 &\n"
         "echo $!\n";
+    TRTLLM_RUN_RETURN_IF_ERROR(pump_.Open());
     Result<CommandOutput> out = scenario_->Run({"bash", "-c", kLaunch, "trtllm-run-held", dir_,
-                                                allocation_id, job_name, script_, remote_log_},
+                                                allocation_id_, job_name, script_, remote_log_},
                                                "");
     if (!out.ok()) return out.status();
     pid_ = std::atoi(out->stdout_text.c_str());
@@ -454,25 +475,14 @@ class RemoteRunner : public HeldRunner {
     }
     return Status::Ok();
   }
-  void Pump(std::ostream* terminal) override {
+  int OutputFd() const override { return -1; }
+  void PumpOutput() override {
     std::vector<SlurmClient::FileChunk> chunks = {{remote_log_, offset_, -1, ""},
                                                   {remote_log_ + ".exit", 0, -1, ""}};
     if (!client_.FetchFiles(&chunks).ok()) return;  // retried on the next round
-    if (chunks[0].size >= 0 && (!chunks[0].bytes.empty() || offset_ == 0)) {
-      int fd =
-          ::open(local_log_.c_str(),
-                 O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (offset_ == 0 ? O_TRUNC : 0), 0644);
-      if (fd >= 0) {
-        const std::string& bytes = chunks[0].bytes;
-        if (::write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size())) {
-          offset_ += bytes.size();
-          if (terminal && !bytes.empty()) {
-            terminal->write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-            terminal->flush();
-          }
-        }
-        ::close(fd);
-      }
+    if (chunks[0].size >= 0 && !chunks[0].bytes.empty()) {
+      pump_.Write(chunks[0].bytes);
+      offset_ += chunks[0].bytes.size();
     }
     if (chunks[1].size > 0 && !exit_) {
       std::string code = chunks[1].bytes;
@@ -481,7 +491,7 @@ class RemoteRunner : public HeldRunner {
       }
     }
   }
-  std::optional<ProcessExit> Exit() override { return exit_; }
+  std::optional<ProcessExit> PollExit() override { return exit_; }
   void Signal(int signal) override {
     scenario_->Run({"kill", "-" + std::to_string(signal), "--", "-" + std::to_string(pid_)}, "")
         .IgnoreError();
@@ -496,22 +506,137 @@ class RemoteRunner : public HeldRunner {
     state.extra["remote_log_file"] = remote_log_;
     return state;
   }
+  const std::vector<std::string>& PumpErrors() const override { return pump_.errors(); }
 
  private:
   Scenario* scenario_;
   SlurmClient client_;
-  std::string script_, dir_, remote_log_, local_log_;
+  std::string script_, dir_, remote_log_;
+  OutputPump pump_;
   int pid_ = 0;
   std::uint64_t offset_ = 0;
   std::optional<ProcessExit> exit_;
 };
 
+SlurmAction ActionFor(StopReason stop) {
+  switch (stop) {
+    case StopReason::kCancel:
+      return SlurmAction::kUserCancel;
+    case StopReason::kHang:
+      return SlurmAction::kHang;
+    case StopReason::kTimeout:
+      return SlurmAction::kMonitorTimeout;
+    case StopReason::kNone:
+    case StopReason::kLeftovers:
+      break;
+  }
+  return SlurmAction::kNone;
+}
+
+// Cancels the steps of the allocation that outlived the script (srun killed before it
+// could end its step), so that nothing of this run is left. False when some could not be.
+bool CancelLeftoverSteps(SlurmClient* client, const std::string& allocation_id) {
+  Result<CommandOutput> steps =
+      client->Run({"squeue", "-h", "-s", "-j", allocation_id, "-o", "%i"});
+  if (!steps.ok() || steps->exit_code != 0) return true;
+  std::vector<std::string> ids;
+  std::size_t pos = 0;
+  const std::string& out = steps->stdout_text;
+  while (pos < out.size()) {
+    std::size_t nl = out.find('\n', pos);
+    if (nl == std::string::npos) nl = out.size();
+    std::string id = out.substr(pos, nl - pos);
+    while (!id.empty() && id.back() == ' ') id.pop_back();
+    if (!id.empty() && id.find(".extern") == std::string::npos) ids.push_back(id);
+    pos = nl + 1;
+  }
+  return ids.empty() || client->Cancel(ids).ok();
+}
+
+// What the script's log showed, for JudgeSlurmJob.
+void AddHeldLogEvidence(const JobSpec& spec, const std::string& log, const LogFollower& follower,
+                        SlurmJobEvidence* e, std::uint64_t* log_bytes) {
+  JobOutputScan scan;
+  scan.out = &follower.scanner();
+  scan.failure_count = spec.failure_patterns.size();
+  scan.success_count = spec.success_patterns.size();
+  struct stat st;
+  scan.out_exists = ::stat(log.c_str(), &st) == 0;
+  scan.out_bytes = scan.out_exists ? static_cast<std::uint64_t>(st.st_size) : 0;
+  scan.out_tail = follower.Tail();
+  Result<std::string> head = ReadFile(log);
+  if (head.ok()) {
+    std::string text_head = head.value().substr(0, 64 * 1024);
+    std::size_t pos = 0;
+    while (pos < text_head.size() && scan.out_head.size() < 50) {
+      std::size_t nl = text_head.find('\n', pos);
+      if (nl == std::string::npos) nl = text_head.size();
+      scan.out_head.push_back(text_head.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+  }
+  AddOutputEvidence(scan, e);
+  *log_bytes = scan.out_bytes;
+}
+
+// The verdict of the script run in `allocation`: its supervision, then JudgeSlurmJob.
+RunResult JudgeHeldRun(const JobSpec& spec, const HeldAllocation& allocation,
+                       const std::string& log, const LogFollower& follower,
+                       const SupervisionOutcome& supervised, bool confirmed, RunResult result) {
+  SlurmJobEvidence e;
+  e.job_id = allocation.job_id;
+  e.workflow_type = spec.workflow_type;
+  e.scenario = spec.scenario;
+  e.log_file = log;
+  e.monitor_timeout_seconds = spec.monitor_timeout_seconds;
+  e.time_limit = allocation.time_limit;
+  e.action = ActionFor(supervised.stop);
+  e.cancel_signal = supervised.cancel_signal;
+  if (e.action == SlurmAction::kUserCancel) {
+    e.action_detail = supervised.cancel_signal ? SignalName(supervised.cancel_signal) : "request";
+  } else if (e.action == SlurmAction::kHang) {
+    const PatternMatch* hang = follower.scanner().FindMatch(0);
+    e.action_detail = hang ? hang->line : std::string();
+  }
+  e.action_confirmed = confirmed;
+  if (!e.action_confirmed) e.action_problem = "processes or steps of the run survived SIGKILL";
+  if (supervised.exit) {
+    const ProcessExit& exit = *supervised.exit;
+    SlurmJobRecord record;  // the script's own ending stands for the job's
+    record.job_id = allocation.job_id;
+    record.state = exit.exit_code && *exit.exit_code == 0 ? "COMPLETED" : "FAILED";
+    record.exit.code = exit.exit_code.value_or(0);
+    record.exit.signal = exit.signal.value_or(0);
+    e.controller = record;
+    e.controller_final = true;
+    e.controller_source = "its script's exit status";
+  }
+  std::uint64_t log_bytes = 0;
+  AddHeldLogEvidence(spec, log, follower, &e, &log_bytes);
+  RunResult judged = JudgeSlurmJob(e);
+  result.status = judged.status;
+  result.reason = "in held allocation " + allocation.job_id + ": " + judged.reason;
+  result.exit_code = judged.exit_code;
+  result.signal = judged.signal;
+  result.user_interrupt = judged.user_interrupt;
+  result.cancelled_by = judged.cancelled_by;
+  result.diagnosis = judged.diagnosis;
+  result.errors.insert(result.errors.end(), judged.errors.begin(), judged.errors.end());
+  result.notes.insert(result.notes.end(), judged.notes.begin(), judged.notes.end());
+  for (const auto& [key, value] : judged.details) result.details[key] = value;
+  result.log_file = log;
+  result.log_tail = judged.log_tail;
+  result.log_bytes_read = follower.bytes_read();
+  result.log_bytes_written = log_bytes;
+  return result;
+}
+
 }  // namespace
 
 RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, Scenario* scenario,
                               const HeldPlace& place) {
-  const std::string prefix =
-      "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
+  const std::string name = spec.scenario.empty() ? std::string("slurm") : spec.scenario;
+  const std::string prefix = "[" + name + "]";
   const bool remote = scenario->IsRemote();
   RunResult base = BaseResult(spec);
   auto started = Clock::now();
@@ -549,158 +674,45 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
       ExpandSlurmFilename(paths.out, place.run_dir, allocation.job_id, paths.job_name, "");
   const std::string log =
       remote ? spec.work_dir + "/" + fs::path(run_log).filename().string() : run_log;
+  ProgressReporter progress(context.progress, IsTerminalStream(context.progress), name);
   std::unique_ptr<HeldRunner> runner;
   if (remote) {
-    runner = std::make_unique<RemoteRunner>(scenario, place.script, place.run_dir, run_log, log);
+    runner = std::make_unique<RemoteRunner>(allocation.job_id, &progress, scenario, place.script,
+                                            place.run_dir, run_log, log, context.terminal);
   } else {
-    runner = std::make_unique<LocalRunner>(place.script, place.run_dir, log, spec.work_dir);
+    runner = std::make_unique<LocalRunner>(allocation.job_id, &progress, place.script,
+                                           place.run_dir, log, spec.work_dir, context.terminal);
   }
-  Status launched = runner->Start(allocation.job_id, paths.job_name);
+  Status launched = runner->Start(paths.job_name);
   if (!launched.ok()) return ErrorResult(base, launched.ToString(), "");
-  RunState state = runner->State(NewRunState(spec.scenario.empty() ? "slurm" : spec.scenario));
+  RunState state = runner->State(NewRunState(name));
   state.log_file = log;
   state.extra["allocation_id"] = allocation.job_id;
   WriteRunState(spec.work_dir, state).IgnoreError();
 
-  std::vector<std::string> patterns =
-      JobOutputPatterns(spec.failure_patterns, spec.success_patterns);
-  LogFollower follower(log, patterns, 60);
-  SlurmAction action = SlurmAction::kNone;
-  std::string action_detail;
-  int cancel_signal = 0;
-  std::optional<Clock::time_point> term_at, kill_at;
-  std::optional<ProcessExit> exit;
-  const double grace = std::max(0, context.kill_grace_seconds);
-  const int interval_ms = remote ? 1000 : 250;
-  bool group_gone = false;
-  while (true) {
-    Clock::time_point now = Clock::now();
-    if (action == SlurmAction::kNone && !exit) {
-      if (context.cancel && context.cancel->cancelled()) {
-        action = SlurmAction::kUserCancel;
-        cancel_signal = context.cancel->signal();
-        action_detail = cancel_signal ? SignalName(cancel_signal) : "request";
-      } else if (const PatternMatch* hang = follower.scanner().FindMatch(0)) {
-        action = SlurmAction::kHang;
-        action_detail = hang->line;
-      } else if (spec.monitor_timeout_seconds > 0 &&
-                 std::chrono::duration<double>(now - started).count() >=
-                     spec.monitor_timeout_seconds) {
-        action = SlurmAction::kMonitorTimeout;
-      }
-      if (action != SlurmAction::kNone) {
-        term_at = now;
-        runner->Signal(SIGTERM);  // srun ends its step on SIGTERM
-        Say(context, prefix,
-            std::string("stopping the run (") +
-                (action == SlurmAction::kHang             ? "hang detected"
-                 : action == SlurmAction::kMonitorTimeout ? "monitor timeout"
-                                                          : "cancelled") +
-                ")");
-      }
-    }
-    if (term_at && !kill_at && std::chrono::duration<double>(now - *term_at).count() >= grace) {
-      kill_at = now;
-      runner->Signal(SIGKILL);
-    }
-    if (exit && !runner->GroupAlive()) {
-      group_gone = true;
-      break;
-    }
-    if (kill_at && std::chrono::duration<double>(now - *kill_at).count() > 30) break;
-    pollfd fds[2] = {
-        {runner->WaitFd(), POLLIN, 0},
-        {context.cancel && action == SlurmAction::kNone ? context.cancel->wait_fd() : -1, POLLIN,
-         0}};
-    ::poll(fds, 2, interval_ms);
-    runner->Pump(context.terminal);
-    follower.Poll().IgnoreError();
-    if (!exit) exit = runner->Exit();
-  }
-  runner->Pump(context.terminal);
-  follower.Poll().IgnoreError();
+  LogFollower follower(log, JobOutputPatterns(spec.failure_patterns, spec.success_patterns), 60);
+  SupervisorOptions supervision;
+  supervision.cancel = context.cancel;
+  supervision.monitor_timeout_seconds = spec.monitor_timeout_seconds;
+  supervision.kill_grace_seconds = std::max(0, context.kill_grace_seconds);
+  supervision.give_up_seconds = 30;
+  supervision.poll_interval_seconds = remote ? 1.0 : 0.25;
+  supervision.follower = &follower;
+  supervision.hang_pattern = 0;
+  supervision.progress = &progress;
+  supervision.started = started;
+  SupervisionOutcome supervised = Supervise(runner.get(), supervision);
+  progress.Clear();
   Touch(allocation);
 
-  // Steps of the allocation that outlived the script (srun killed before it could end
-  // its step) are cancelled, so that nothing of this run is left.
-  bool steps_left = false;
-  if (action != SlurmAction::kNone) {
-    Result<CommandOutput> steps =
-        client.Run({"squeue", "-h", "-s", "-j", allocation.job_id, "-o", "%i"});
-    if (steps.ok() && steps->exit_code == 0) {
-      std::vector<std::string> ids;
-      std::size_t pos = 0;
-      const std::string& out = steps->stdout_text;
-      while (pos < out.size()) {
-        std::size_t nl = out.find('\n', pos);
-        if (nl == std::string::npos) nl = out.size();
-        std::string id = out.substr(pos, nl - pos);
-        while (!id.empty() && id.back() == ' ') id.pop_back();
-        if (!id.empty() && id.find(".extern") == std::string::npos) ids.push_back(id);
-        pos = nl + 1;
-      }
-      if (!ids.empty()) steps_left = !client.Cancel(ids).ok();
-    }
-  }
-
-  SlurmJobEvidence e;
-  e.job_id = allocation.job_id;
-  e.workflow_type = spec.workflow_type;
-  e.scenario = spec.scenario;
-  e.log_file = log;
-  e.monitor_timeout_seconds = spec.monitor_timeout_seconds;
-  e.time_limit = allocation.time_limit;
-  e.action = action;
-  e.cancel_signal = cancel_signal;
-  e.action_detail = action_detail;
-  e.action_confirmed = group_gone && !steps_left;
-  if (!e.action_confirmed) e.action_problem = "processes or steps of the run survived SIGKILL";
-  if (exit) {
-    SlurmJobRecord record;  // the script's own ending stands for the job's
-    record.job_id = allocation.job_id;
-    record.state = exit->exit_code && *exit->exit_code == 0 ? "COMPLETED" : "FAILED";
-    record.exit.code = exit->exit_code.value_or(0);
-    record.exit.signal = exit->signal.value_or(0);
-    e.controller = record;
-    e.controller_final = true;
-    e.controller_source = "its script's exit status";
-  }
-  JobOutputScan scan;
-  scan.out = &follower.scanner();
-  scan.failure_count = spec.failure_patterns.size();
-  scan.success_count = spec.success_patterns.size();
-  struct stat st;
-  scan.out_exists = ::stat(log.c_str(), &st) == 0;
-  scan.out_bytes = scan.out_exists ? static_cast<std::uint64_t>(st.st_size) : 0;
-  scan.out_tail = follower.Tail();
-  Result<std::string> head = ReadFile(log);
-  if (head.ok()) {
-    std::string text_head = head.value().substr(0, 64 * 1024);
-    std::size_t pos = 0;
-    while (pos < text_head.size() && scan.out_head.size() < 50) {
-      std::size_t nl = text_head.find('\n', pos);
-      if (nl == std::string::npos) nl = text_head.size();
-      scan.out_head.push_back(text_head.substr(pos, nl - pos));
-      pos = nl + 1;
-    }
-  }
-  AddOutputEvidence(scan, &e);
-  RunResult judged = JudgeSlurmJob(e);
-  RunResult result = base;
-  result.status = judged.status;
-  result.reason = "in held allocation " + allocation.job_id + ": " + judged.reason;
-  result.exit_code = judged.exit_code;
-  result.signal = judged.signal;
-  result.user_interrupt = judged.user_interrupt;
-  result.cancelled_by = judged.cancelled_by;
-  result.diagnosis = judged.diagnosis;
-  result.errors.insert(result.errors.end(), judged.errors.begin(), judged.errors.end());
-  result.notes.insert(result.notes.end(), judged.notes.begin(), judged.notes.end());
-  for (const auto& [key, value] : judged.details) result.details[key] = value;
-  result.log_file = log;
-  result.log_tail = judged.log_tail;
-  result.log_bytes_read = follower.bytes_read();
-  result.log_bytes_written = scan.out_bytes;
+  bool steps_left =
+      supervised.stop != StopReason::kNone && !CancelLeftoverSteps(&client, allocation.job_id);
+  const std::vector<std::string>& pump_errors = runner->PumpErrors();
+  base.errors.insert(base.errors.end(), pump_errors.begin(), pump_errors.end());
+  base.errors.insert(base.errors.end(), supervised.errors.begin(), supervised.errors.end());
+  base.notes.insert(base.notes.end(), supervised.notes.begin(), supervised.notes.end());
+  RunResult result = JudgeHeldRun(spec, allocation, log, follower, supervised,
+                                  runner->group_gone() && !steps_left, base);
   result.finished_at = NowIso8601();
   result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
   state.state = "finished";

@@ -1,6 +1,7 @@
 // Submitting and watching one Slurm job for the local_slurm and remote_slurm executors
 // (slurm_run.h). The remote-only steps live in remote_repo.cc, held allocations in
 // slurm_alloc.cc.
+#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "slurm_internal.h"
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/progress.h"
 #include "trtllm_run/slurm_run.h"
 #include "trtllm_run/slurm_watch.h"
 #include "trtllm_run/text.h"
@@ -197,6 +199,25 @@ RunResult ErrorResult(RunResult result, const std::string& reason, const std::st
   return result;
 }
 
+// The last non-blank line in the last 4 KiB of `path`, for the progress line; "" when
+// there is none (or it cannot be read: a FIFO, not there yet).
+std::string LastLogLine(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return "";
+  char buffer[4096];
+  off_t size = ::lseek(fd, 0, SEEK_END);
+  off_t from =
+      size > static_cast<off_t>(sizeof buffer) ? size - static_cast<off_t>(sizeof buffer) : 0;
+  ssize_t n = size > 0 ? ::pread(fd, buffer, sizeof buffer, from) : 0;
+  ::close(fd);
+  std::string text(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+  std::size_t end = text.find_last_not_of(" \t\r\n");
+  if (end == std::string::npos) return "";
+  std::size_t newline = text.rfind('\n', end);
+  std::size_t start = newline == std::string::npos ? 0 : newline + 1;
+  return text.substr(start, end + 1 - start);
+}
+
 void Say(const ExecContext& context, const std::string& prefix, const std::string& line) {
   if (context.progress) *context.progress << prefix << " " << line << std::endl;
 }
@@ -337,12 +358,29 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
                          const SubmitRequest& request) {
   SubmitOutcome submitted = SubmitJob(client, spec, context, request);
   if (!submitted.submitted) return submitted.result;
-  SlurmWatcher watcher(client, WatchOptions(spec, context, client->remote()));
+  const std::string name = spec.scenario.empty() ? std::string("slurm") : spec.scenario;
+  ProgressReporter progress(context.progress, IsTerminalStream(context.progress), name);
+  SlurmWatchOptions options = WatchOptions(spec, context, client->remote());
+  options.before_output = [&progress] { progress.Clear(); };
+  SlurmWatcher watcher(client, options);
   watcher.Add(submitted.job);
+  const std::string& job_id = submitted.job.job_id;
+  const auto started = std::chrono::steady_clock::now();
   std::optional<SlurmVerdict> verdict;
   while (!verdict) {
-    for (SlurmVerdict& v : watcher.Poll(context.cancel, 5.0)) verdict = std::move(v);
+    // Live: wake every second to redraw the elapsed time; plain lines need no wakeups.
+    for (SlurmVerdict& v : watcher.Poll(context.cancel, progress.live() ? 1.0 : 5.0)) {
+      verdict = std::move(v);
+    }
+    if (verdict) break;
+    std::string state = watcher.Describe(job_id);
+    progress.SetJob("job " + job_id + " " + state);
+    progress.Update(
+        {state == "RUNNING" ? "running" : "waiting",
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+         submitted.job.monitor_timeout_seconds, LastLogLine(submitted.job.local_out)});
   }
+  progress.Clear();
   return FinishJob(submitted, verdict->result, client->stats(), client->remote(), spec, request);
 }
 

@@ -48,6 +48,7 @@ SlurmWatcher::SlurmWatcher(SlurmClient* client, SlurmWatchOptions options)
 SlurmWatcher::~SlurmWatcher() = default;
 
 void SlurmWatcher::Progress(const std::string& line) const {
+  if (options_.progress && options_.before_output) options_.before_output();
   if (options_.progress) *options_.progress << options_.progress_prefix << " " << line << std::endl;
 }
 
@@ -157,6 +158,7 @@ void SlurmWatcher::ReadOutputs(bool force) {
           truncate = false;
           offset += chunk.bytes.size();
           if (job->spec.echo_output && options_.terminal && !chunk.bytes.empty()) {
+            if (options_.before_output) options_.before_output();
             options_.terminal->write(chunk.bytes.data(),
                                      static_cast<std::streamsize>(chunk.bytes.size()));
             options_.terminal->flush();
@@ -180,6 +182,7 @@ void SlurmWatcher::ReadOutputs(bool force) {
                         std::min<std::uint64_t>(follower->bytes_seen() - echoed, 1 << 20));
           if (bytes.empty()) break;
           echoed += bytes.size();
+          if (options_.before_output) options_.before_output();
           options_.terminal->write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
         }
         options_.terminal->flush();

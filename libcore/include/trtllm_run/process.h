@@ -66,6 +66,12 @@ class TRTLLM_RUN_API ChildProcess {
   // -1 after EOF or CloseOutput(). Owned by this object: never close it yourself.
   int output_fd() const { return output_fd_; }
 
+  // Readable (POLLIN) once the child (the group leader) ended, reaped or not: a pidfd,
+  // so that a supervisor sees the end at once instead of at its next poll interval. -1
+  // where the kernel has none (Linux < 5.3, seccomp): poll TryWait() then. Owned by this
+  // object; it stays readable after the end, so stop polling it once TryWait() answered.
+  int exit_fd() const { return exit_fd_; }
+
   // Appends at most `max_bytes` available output to `out` without blocking. EOF comes
   // only after the child and every descendant that inherited the pipe closed it.
   // Read errors other than EAGAIN/EINTR are returned as kIoError.
@@ -103,6 +109,7 @@ class TRTLLM_RUN_API ChildProcess {
   std::unique_ptr<Impl> impl_;
   int pid_ = -1;
   int output_fd_ = -1;
+  int exit_fd_ = -1;
   std::optional<ProcessExit> exit_;
   bool group_gone_ = false;
 };

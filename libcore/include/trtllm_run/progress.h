@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "trtllm_run/export.h"
 
@@ -25,9 +26,12 @@ struct ProgressSnapshot {
 // terminal (and $TERM is not "dumb").
 TRTLLM_RUN_API bool IsTerminalStream(const std::ostream* stream);
 
-// "[name] running 1m05s / 1h limit | <last line>", cut to `width` columns (0: no limit).
+// "[name] running 1m05s / 1h limit | <job> | <last line>", cut to `width` columns (0: no
+// limit). `job` names what runs, e.g. "pid 123" or "job 42 RUNNING" (id and scheduler
+// state); empty: left out.
 TRTLLM_RUN_API std::string FormatProgressLine(const std::string& name,
-                                              const ProgressSnapshot& snapshot, std::size_t width);
+                                              const ProgressSnapshot& snapshot, std::size_t width,
+                                              const std::string& job = "");
 
 // Not thread-safe.
 class TRTLLM_RUN_API ProgressReporter {
@@ -43,6 +47,9 @@ class TRTLLM_RUN_API ProgressReporter {
   // state changed or a heartbeat is due.
   void Update(const ProgressSnapshot& snapshot);
 
+  // What runs, shown in every later line (FormatProgressLine's `job`).
+  void SetJob(std::string job) { job_ = std::move(job); }
+
   // An event ("sent SIGTERM ..."): always its own line, "[name] <line>"; the live line
   // is cleared first and redrawn by the next Update.
   void Message(const std::string& line);
@@ -57,6 +64,7 @@ class TRTLLM_RUN_API ProgressReporter {
   std::ostream* out_;
   bool live_;
   std::string name_;
+  std::string job_;
   double heartbeat_seconds_;
   bool shown_ = false;  // a live line is on the screen
   std::string last_state_;

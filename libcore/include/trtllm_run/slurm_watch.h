@@ -78,6 +78,9 @@ struct SlurmWatchOptions {
   std::ostream* terminal = nullptr;  // live output of jobs with echo_output
   std::ostream* progress = nullptr;  // state changes and actions, one line each
   std::string progress_prefix = "[slurm]";
+  // Called before every progress line and every write of job output to `terminal`, e.g.
+  // to erase a live status line first. Empty: nothing.
+  std::function<void()> before_output;
 };
 
 struct SlurmVerdict {

@@ -24,10 +24,14 @@
 #include <string>
 #include <vector>
 
+#include "trtllm_run/local_run_verdict.h"
 #include "trtllm_run/log_follower.h"
+#include "trtllm_run/output_pump.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/process.h"
+#include "trtllm_run/progress.h"
 #include "trtllm_run/render.h"
+#include "trtllm_run/supervisor.h"
 #include "trtllm_run/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -36,19 +40,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Patterns the executor itself watches for, ahead of the workflow's.
-constexpr std::size_t kHangPattern = 0;
-constexpr std::size_t kFirstOomPattern = 1;
-const char* const kBuiltinPatterns[] = {
-    "hang detected",       // hang watchdogs (spec 000 Step 5)
-    "CUDA out of memory",  // torch
-    "OutOfMemoryError",    // torch.OutOfMemoryError, torch.cuda.OutOfMemoryError
-    "out of memory",       // CUDA runtime, NCCL, kernel OOM killer
-};
-constexpr std::size_t kBuiltinCount = sizeof(kBuiltinPatterns) / sizeof(kBuiltinPatterns[0]);
-
 constexpr std::size_t kTailLines = 20;
-constexpr std::size_t kMaxQuotedLine = 300;
 // After the command exits, output still arriving from its descendants is collected for
 // this long before the remaining members of its process group are terminated.
 constexpr double kDrainSeconds = 0.5;
@@ -56,11 +48,6 @@ constexpr double kDrainSeconds = 0.5;
 constexpr double kKillWaitSeconds = 3.0;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-std::string Quoted(const std::string& line) {
-  std::string text = line.size() > kMaxQuotedLine ? line.substr(0, kMaxQuotedLine) + "..." : line;
-  return "\"" + text + "\"";
-}
 
 std::string FormatSeconds(double seconds) {
   std::ostringstream out;
@@ -88,22 +75,6 @@ bool FindInPath(const std::string& name) {
   }
   return false;
 }
-
-// Writes all of `data` to `fd`; false on error (errno set).
-bool WriteAll(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    ssize_t n = ::write(fd, data, size);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-enum class StopReason { kNone, kTimeout, kHang, kCancel, kLeftovers };
 
 class LocalDirectExecutor : public Executor {
  public:
@@ -184,50 +155,100 @@ class LocalDirectExecutor : public Executor {
   }
 };
 
-// One run of a prepared job: the state of the supervision loop.
-class Run {
+// One run of a prepared job, as the supervision loop (supervisor.h) drives it.
+class Run : public SupervisedJob {
  public:
-  Run(const JobSpec& spec, const ExecContext& context) : spec_(spec), context_(context) {}
+  Run(const JobSpec& spec, const ExecContext& context)
+      : spec_(spec),
+        context_(context),
+        progress_(context.progress, IsTerminalStream(context.progress), "local_direct"),
+        pump_(spec.log_file, context.terminal) {}
   RunResult Go();
 
- private:
-  void Progress(const std::string& line) {
-    if (context_.progress) *context_.progress << "[local_direct] " << line << std::endl;
+  int OutputFd() const override { return child_->output_fd(); }
+  int ExitFd() const override { return child_->exit_fd(); }
+  void PumpOutput() override { pump_.Drain(child_.get()); }
+  std::optional<ProcessExit> PollExit() override { return child_->TryWait(); }
+  AfterExit CheckAfterExit(double seconds_since_exit) override;
+  void BeginStop(StopReason reason, const std::string& why) override;
+  bool Escalate() override;
+  bool Gone() override {
+    tracker_->Reap();
+    return !JobAlive();
   }
-  void CopyOutput();
-  void BeginTermination(StopReason reason, const std::string& why);
+  bool GiveUp() override;
+  std::string Label() const override { return "pid " + std::to_string(child_->pid()); }
+
+ private:
+  RunResult Fail(const std::string& why, const std::string& diagnosis);
+  Status Start(ProcessOptions* options);
   // The command's processes other than its (reaped or not) leader: its process group and
   // the processes the tracker finds.
   std::vector<int> JobProcesses();
   bool JobAlive() { return child_->GroupAlive() || !JobProcesses().empty(); }
-  void Judge();
-  int PollTimeoutMs(Clock::time_point now) const;
+  void Judge(const SupervisionOutcome& outcome);
 
   const JobSpec& spec_;
   const ExecContext& context_;
+  ProgressReporter progress_;
+  OutputPump pump_;
   RunResult result_;
+  RunState state_;
   std::unique_ptr<ChildProcess> child_;
   std::unique_ptr<JobProcessTracker> tracker_;
   std::unique_ptr<LogFollower> follower_;
-  int log_fd_ = -1;
-  bool log_write_failed_ = false;
-  bool follow_error_reported_ = false;
-  std::uint64_t log_bytes_written_ = 0;
-  std::string buffer_;
-
   Clock::time_point start_;
-  std::optional<Clock::time_point> deadline_;
-  StopReason stop_ = StopReason::kNone;
-  std::optional<Clock::time_point> term_sent_at_;
-  std::optional<Clock::time_point> kill_sent_at_;
-  std::optional<ProcessExit> exit_;
-  Clock::time_point exit_at_;
-  int cancel_signal_ = 0;
+  bool kill_sent_ = false;
 };
 
 RunResult LocalDirectExecutor::Execute(const JobSpec& spec, const ExecContext& context) {
   Run run(spec, context);
   return run.Go();
+}
+
+RunResult Run::Fail(const std::string& why, const std::string& diagnosis) {
+  result_.status = RunStatus::kError;
+  result_.reason = why;
+  result_.errors.push_back(why);
+  result_.diagnosis = diagnosis;
+  result_.finished_at = NowIso8601();
+  result_.duration_seconds = Seconds(Clock::now() - start_);
+  return result_;
+}
+
+// Spawns the command and records it in run_state.json.
+Status Run::Start(ProcessOptions* options) {
+  // bash [the workflow's options] -c COMMAND; the command is one argv element, never
+  // re-parsed.
+  options->argv = {"bash"};
+  for (const std::string& option : spec_.shell_options) options->argv.push_back(option);
+  options->argv.insert(options->argv.end(), {"-c", spec_.direct_cmd});
+  options->working_dir = spec_.working_dir.empty() || spec_.repo_root.empty()
+                             ? spec_.repo_root
+                             : spec_.repo_root + "/" + spec_.working_dir;
+  options->env = spec_.custom_env;
+  // Last, so that custom_env cannot replace it: every process of the job inherits it.
+  options->env.push_back(WorkDirMarker(spec_.work_dir));
+  if (!BecomeChildSubreaper()) {
+    result_.notes.push_back(
+        "this process could not become a child subreaper: children of the command whose "
+        "parent ends are found by their TRTLLM_RUN_WORK_DIR marker only");
+  }
+  Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(*options);
+  if (!spawned.ok()) return spawned.status();
+  child_ = std::move(spawned.value());
+  tracker_ = std::make_unique<JobProcessTracker>(child_->pid(), child_->pgid(),
+                                                 WorkDirMarkerEntry(spec_.work_dir));
+  // For `trtllm-run status/attach/cancel` from another process (workdir.h).
+  state_ = NewRunState(result_.scenario);
+  state_.pid = child_->pid();
+  state_.pgid = child_->pgid();
+  state_.pid_start_time = ProcessStartTime(child_->pid());
+  state_.log_file = spec_.log_file;
+  state_.extra["kill_grace_seconds"] = std::to_string(std::max(0, context_.kill_grace_seconds));
+  Status saved = WriteRunState(spec_.work_dir, state_);
+  if (!saved.ok()) result_.errors.push_back(saved.ToString());
+  return Status::Ok();
 }
 
 RunResult Run::Go() {
@@ -241,225 +262,113 @@ RunResult Run::Go() {
   result_.started_at = NowIso8601();
   start_ = Clock::now();
 
-  auto fail = [this](const std::string& why, const std::string& diagnosis) {
-    result_.status = RunStatus::kError;
-    result_.reason = why;
-    result_.errors.push_back(why);
-    result_.diagnosis = diagnosis;
-    result_.finished_at = NowIso8601();
-    result_.duration_seconds = Seconds(Clock::now() - start_);
-    return result_;
-  };
-
-  log_fd_ =
-      ::open(spec_.log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd_ < 0) {
-    return fail("cannot create the log file " + spec_.log_file + ": " + ::strerror(errno),
-                "check that the work dir exists and is writable");
-  }
-
+  Status opened = pump_.Open();
+  if (!opened.ok()) return Fail(opened.message(), opened.hint());
+  pump_.set_before_terminal_write([this] { progress_.Clear(); });
   ProcessOptions options;
-  // bash [the workflow's options] -c COMMAND; the command is one argv element, never
-  // re-parsed.
-  options.argv = {"bash"};
-  for (const std::string& option : spec_.shell_options) options.argv.push_back(option);
-  options.argv.insert(options.argv.end(), {"-c", spec_.direct_cmd});
-  options.working_dir = spec_.working_dir.empty() || spec_.repo_root.empty()
-                            ? spec_.repo_root
-                            : spec_.repo_root + "/" + spec_.working_dir;
-  options.env = spec_.custom_env;
-  // Last, so that custom_env cannot replace it: every process of the job inherits it.
-  options.env.push_back(WorkDirMarker(spec_.work_dir));
-  if (!BecomeChildSubreaper()) {
-    result_.notes.push_back(
-        "this process could not become a child subreaper: children of the command whose "
-        "parent ends are found by their TRTLLM_RUN_WORK_DIR marker only");
+  Status started = Start(&options);
+  if (!started.ok()) {
+    pump_.Close();
+    return Fail(started.ToString(), "the command could not be started; nothing ran");
   }
-  Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
-  if (!spawned.ok()) {
-    ::close(log_fd_);
-    return fail(spawned.status().ToString(), "the command could not be started; nothing ran");
-  }
-  child_ = std::move(spawned.value());
-  tracker_ = std::make_unique<JobProcessTracker>(child_->pid(), child_->pgid(),
-                                                 WorkDirMarkerEntry(spec_.work_dir));
-  // For `trtllm-run status/attach/cancel` from another process (workdir.h).
-  RunState state = NewRunState(result_.scenario);
-  state.pid = child_->pid();
-  state.pgid = child_->pgid();
-  state.pid_start_time = ProcessStartTime(child_->pid());
-  state.log_file = spec_.log_file;
-  state.extra["kill_grace_seconds"] = std::to_string(std::max(0, context_.kill_grace_seconds));
-  Status saved = WriteRunState(spec_.work_dir, state);
-  if (!saved.ok()) result_.errors.push_back(saved.ToString());
-
-  std::vector<std::string> patterns(kBuiltinPatterns, kBuiltinPatterns + kBuiltinCount);
-  patterns.insert(patterns.end(), spec_.failure_patterns.begin(), spec_.failure_patterns.end());
-  patterns.insert(patterns.end(), spec_.success_patterns.begin(), spec_.success_patterns.end());
-  follower_ = std::make_unique<LogFollower>(spec_.log_file, patterns, kTailLines);
-
-  if (spec_.monitor_timeout_seconds > 0) {
-    deadline_ = start_ + std::chrono::seconds(spec_.monitor_timeout_seconds);
-  }
-  Progress(
+  follower_ = std::make_unique<LogFollower>(
+      spec_.log_file, LocalRunPatterns(spec_.failure_patterns, spec_.success_patterns), kTailLines);
+  progress_.Message(
       "started pid " + std::to_string(child_->pid()) + " (own process group) in " +
       (options.working_dir.empty() ? std::string("the current directory") : options.working_dir) +
       "; log " + spec_.log_file +
-      (deadline_ ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
-                 : ""));
+      (spec_.monitor_timeout_seconds > 0
+           ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
+           : ""));
 
-  const double grace = std::max(0, context_.kill_grace_seconds);
-  bool hang_seen = false;
-  while (true) {
-    Clock::time_point now = Clock::now();
-    if (!exit_ && stop_ == StopReason::kNone) {
-      if (context_.cancel && context_.cancel->cancelled()) {
-        cancel_signal_ = context_.cancel->signal();
-        BeginTermination(StopReason::kCancel,
-                         "cancelled by " + (cancel_signal_ ? SignalName(cancel_signal_)
-                                                           : std::string("request")));
-      } else if (hang_seen) {  // a line already read counts before a deadline just passed
-        BeginTermination(StopReason::kHang, "\"hang detected\" in the log");
-      } else if (deadline_ && now >= *deadline_) {
-        BeginTermination(
-            StopReason::kTimeout,
-            "monitor timeout of " + std::to_string(spec_.monitor_timeout_seconds) + "s reached");
-      }
-    }
-    if (exit_ && stop_ == StopReason::kNone &&
-        (child_->output_fd() < 0 || Seconds(now - exit_at_) >= kDrainSeconds)) {
-      std::vector<int> members =
-          child_->GroupAlive() ? ProcessGroupMembers(child_->pgid()) : std::vector<int>();
-      std::vector<int> escaped = JobProcesses();
-      if (members.empty() && escaped.empty()) break;
-      std::size_t outside = 0;
-      for (int pid : escaped) {
-        if (std::find(members.begin(), members.end(), pid) == members.end()) ++outside;
-      }
-      result_.notes.push_back(
-          std::to_string(members.size() + outside) +
-          " process(es) the command started were still running after it exited (background "
-          "jobs" +
-          (outside > 0 ? ", " + std::to_string(outside) +
-                             " of them outside its process group: setsid or double fork"
-                       : std::string()) +
-          "); they were sent SIGTERM" +
-          (grace > 0 ? ", and SIGKILL if still running after " + FormatSeconds(grace) : ""));
-      BeginTermination(StopReason::kLeftovers, "the command exited; ending its leftover processes");
-    }
-    if (term_sent_at_ && !kill_sent_at_ && Seconds(now - *term_sent_at_) >= grace) {
-      if (JobAlive()) {
-        child_->SignalGroup(SIGKILL);
-        tracker_->Signal(SIGKILL);
-        kill_sent_at_ = now;
-        result_.notes.push_back("the command's processes were still running " +
-                                FormatSeconds(grace) + " after SIGTERM; sent SIGKILL");
-        Progress("still running after " + FormatSeconds(grace) + "; sent SIGKILL");
-      }
-    }
-    if (term_sent_at_) {
-      tracker_->Reap();
-      if (exit_ && !JobAlive()) break;
-      if (kill_sent_at_ && Seconds(now - *kill_sent_at_) >= kKillWaitSeconds) {
-        std::vector<int> left = JobProcesses();
-        std::string pids;
-        for (int pid : left) pids += (pids.empty() ? "" : " ") + std::to_string(pid);
-        std::string error = std::to_string(left.size()) +
-                            " process(es) of the command survived SIGKILL (uninterruptible "
-                            "sleep?): pid " +
-                            pids;
-        result_.errors.push_back(error);
-        result_.notes.push_back("not everything the command started could be ended: " + error +
-                                "; check them with `ps -o pid,stat,wchan,args -p " + pids + "`");
-        break;
-      }
-    }
+  SupervisorOptions supervision;
+  supervision.cancel = context_.cancel;
+  supervision.monitor_timeout_seconds = spec_.monitor_timeout_seconds;
+  supervision.kill_grace_seconds = std::max(0, context_.kill_grace_seconds);
+  supervision.give_up_seconds = kKillWaitSeconds;
+  supervision.poll_interval_seconds = context_.poll_interval_seconds;
+  supervision.follower = follower_.get();
+  supervision.hang_pattern = kLocalHangPattern;
+  supervision.progress = &progress_;
+  supervision.started = start_;
+  SupervisionOutcome outcome = Supervise(this, supervision);
 
-    std::vector<pollfd> fds;
-    if (child_->output_fd() >= 0) fds.push_back({child_->output_fd(), POLLIN, 0});
-    if (context_.cancel && stop_ == StopReason::kNone)
-      fds.push_back({context_.cancel->wait_fd(), POLLIN, 0});
-    ::poll(fds.data(), fds.size(), PollTimeoutMs(now));
-
-    CopyOutput();
-    Result<LogPoll> polled = follower_->Poll();
-    if (!polled.ok() && !follow_error_reported_) {
-      follow_error_reported_ = true;  // once: the same error would repeat every poll
-      result_.errors.push_back(polled.status().ToString());
-    }
-    if (polled.ok() && polled->restarted) result_.notes.push_back(polled->note);
-    hang_seen = follower_->scanner().FindMatch(kHangPattern) != nullptr;
-    if (!exit_) {
-      exit_ = child_->TryWait();
-      if (exit_) exit_at_ = Clock::now();
-    }
-  }
-
-  // What is still in the pipe, then everything the follower has not read yet.
-  CopyOutput();
-  if (child_->output_fd() >= 0 && stop_ == StopReason::kNone) {
+  if (child_->output_fd() >= 0 && outcome.stop == StopReason::kNone) {
     result_.notes.push_back(
         "a process that is not one of the command's (it left the process group and dropped "
         "the TRTLLM_RUN_WORK_DIR marker from its environment) still holds the command's "
         "output open; it was not stopped");
   }
   child_->CloseOutput();
-  ::close(log_fd_);
-  log_fd_ = -1;
-  Result<LogPoll> polled = follower_->Poll();
-  if (!polled.ok() && !follow_error_reported_) result_.errors.push_back(polled.status().ToString());
-  if (!exit_) exit_ = child_->TryWait();
-
-  Judge();
+  pump_.Close();
+  result_.errors.insert(result_.errors.end(), outcome.errors.begin(), outcome.errors.end());
+  result_.errors.insert(result_.errors.end(), pump_.errors().begin(), pump_.errors().end());
+  result_.notes.insert(result_.notes.end(), outcome.notes.begin(), outcome.notes.end());
+  Judge(outcome);
   result_.log_tail = follower_->Tail();
-  result_.log_bytes_written = log_bytes_written_;
+  result_.log_bytes_written = pump_.log_bytes_written();
   result_.log_bytes_read = follower_->bytes_read();
   result_.finished_at = NowIso8601();
   result_.duration_seconds = Seconds(Clock::now() - start_);
   result_.details["pid"] = std::to_string(child_->pid());
-  Progress(std::string(RunStatusName(result_.status)) + ": " + result_.reason);
+  progress_.Message(std::string(RunStatusName(result_.status)) + ": " + result_.reason);
   child_.reset();  // SIGKILLs anything left of the group (nothing, normally) and reaps
   tracker_->Reap();
-  state.state = "finished";
-  saved = WriteRunState(spec_.work_dir, state);
+  state_.state = "finished";
+  Status saved = WriteRunState(spec_.work_dir, state_);
   if (!saved.ok()) result_.errors.push_back(saved.ToString());
   return result_;
 }
 
-int Run::PollTimeoutMs(Clock::time_point now) const {
-  double wait = context_.poll_interval_seconds > 0 ? context_.poll_interval_seconds : 0.5;
-  if (stop_ != StopReason::kNone || exit_) wait = std::min(wait, 0.05);
-  if (deadline_ && stop_ == StopReason::kNone) wait = std::min(wait, Seconds(*deadline_ - now));
-  if (term_sent_at_ && !kill_sent_at_) {
-    wait = std::min(wait, context_.kill_grace_seconds - Seconds(now - *term_sent_at_));
+// Output still arriving from its descendants is collected for kDrainSeconds; then what
+// is left of the command is stopped.
+AfterExit Run::CheckAfterExit(double seconds_since_exit) {
+  if (child_->output_fd() >= 0 && seconds_since_exit < kDrainSeconds) return AfterExit::kWait;
+  std::vector<int> members =
+      child_->GroupAlive() ? ProcessGroupMembers(child_->pgid()) : std::vector<int>();
+  std::vector<int> escaped = JobProcesses();
+  if (members.empty() && escaped.empty()) return AfterExit::kDone;
+  std::size_t outside = 0;
+  for (int pid : escaped) {
+    if (std::find(members.begin(), members.end(), pid) == members.end()) ++outside;
   }
-  return std::max(1, static_cast<int>(wait * 1000));
+  const double grace = std::max(0, context_.kill_grace_seconds);
+  result_.notes.push_back(
+      std::to_string(members.size() + outside) +
+      " process(es) the command started were still running after it exited (background "
+      "jobs" +
+      (outside > 0 ? ", " + std::to_string(outside) +
+                         " of them outside its process group: setsid or double fork"
+                   : std::string()) +
+      "); they were sent SIGTERM" +
+      (grace > 0 ? ", and SIGKILL if still running after " + FormatSeconds(grace) : ""));
+  return AfterExit::kStopLeftovers;
 }
 
-// Moves what the command wrote so far to the log file and the terminal.
-void Run::CopyOutput() {
-  for (int round = 0; round < 64 && child_->output_fd() >= 0; ++round) {
-    buffer_.clear();
-    Result<ReadState> state = child_->ReadOutput(&buffer_);
-    if (!state.ok()) {
-      result_.errors.push_back(state.status().ToString());
-      child_->CloseOutput();
-      return;
-    }
-    if (!buffer_.empty()) {
-      if (!log_write_failed_ && !WriteAll(log_fd_, buffer_.data(), buffer_.size())) {
-        log_write_failed_ = true;
-        result_.errors.push_back("writing the log file " + spec_.log_file + " failed: " +
-                                 ::strerror(errno) + "; later output is missing from it");
-      }
-      if (!log_write_failed_) log_bytes_written_ += buffer_.size();
-      if (context_.terminal) {
-        context_.terminal->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
-        context_.terminal->flush();
-      }
-    }
-    if (state.value() != ReadState::kData) return;
-  }
+bool Run::Escalate() {
+  if (!JobAlive()) return false;
+  const double grace = std::max(0, context_.kill_grace_seconds);
+  child_->SignalGroup(SIGKILL);
+  tracker_->Signal(SIGKILL);
+  kill_sent_ = true;
+  result_.notes.push_back("the command's processes were still running " + FormatSeconds(grace) +
+                          " after SIGTERM; sent SIGKILL");
+  progress_.Message("still running after " + FormatSeconds(grace) + "; sent SIGKILL");
+  return true;
+}
+
+bool Run::GiveUp() {
+  std::vector<int> left = JobProcesses();
+  std::string pids;
+  for (int pid : left) pids += (pids.empty() ? "" : " ") + std::to_string(pid);
+  std::string error = std::to_string(left.size()) +
+                      " process(es) of the command survived SIGKILL (uninterruptible "
+                      "sleep?): pid " +
+                      pids;
+  result_.errors.push_back(error);
+  result_.notes.push_back("not everything the command started could be ended: " + error +
+                          "; check them with `ps -o pid,stat,wchan,args -p " + pids + "`");
+  return true;
 }
 
 std::vector<int> Run::JobProcesses() {
@@ -474,9 +383,7 @@ std::vector<int> Run::JobProcesses() {
   return all;
 }
 
-void Run::BeginTermination(StopReason reason, const std::string& why) {
-  stop_ = reason;
-  term_sent_at_ = Clock::now();
+void Run::BeginStop(StopReason reason, const std::string& why) {
   // Found before the group is signalled: a child that cleared its environment is still
   // below a process of the group now.
   tracker_->Scan();
@@ -485,113 +392,40 @@ void Run::BeginTermination(StopReason reason, const std::string& why) {
   child_->SignalGroup(SIGCONT);  // a stopped process acts on SIGTERM only once continued
   tracker_->Signal(SIGCONT);
   if (reason != StopReason::kLeftovers) {
-    Progress(why + "; sent SIGTERM to process group " + std::to_string(child_->pgid()) +
-             " and to the command's processes outside it");
+    progress_.Message(why + "; sent SIGTERM to process group " + std::to_string(child_->pgid()) +
+                      " and to the command's processes outside it");
   }
 }
 
-void Run::Judge() {
-  const PatternScanner& scanner = follower_->scanner();
-  const PatternMatch* hang = scanner.FindMatch(kHangPattern);
-  const PatternMatch* oom = nullptr;
-  for (const PatternMatch& match : scanner.matches()) {
-    if (match.pattern_index >= kFirstOomPattern && match.pattern_index < kBuiltinCount) {
-      oom = &match;
-      break;
-    }
+void Run::Judge(const SupervisionOutcome& outcome) {
+  if (outcome.exit) {
+    result_.exit_code = outcome.exit->exit_code;
+    result_.signal = outcome.exit->signal;
   }
-  const PatternMatch* failure = nullptr;
-  for (const PatternMatch& match : scanner.matches()) {
-    std::size_t i = match.pattern_index;
-    if (i >= kBuiltinCount && i < kBuiltinCount + spec_.failure_patterns.size()) {
-      failure = &match;
-      break;
-    }
-  }
-  if (exit_) {
-    result_.exit_code = exit_->exit_code;
-    result_.signal = exit_->signal;
-  }
+  LocalRunEvidence evidence;
+  evidence.stop = outcome.stop;
+  evidence.cancel_signal = outcome.cancel_signal;
   std::string killed_how =
-      kill_sent_at_ ? "SIGTERM, then SIGKILL after " + FormatSeconds(context_.kill_grace_seconds)
-                    : std::string("SIGTERM");
-
-  switch (stop_) {
-    case StopReason::kCancel:
-      result_.status = RunStatus::kCancelled;
-      result_.cancelled_by = cancel_signal_ ? SignalName(cancel_signal_) : "request";
-      result_.user_interrupt = cancel_signal_ == SIGINT;
-      result_.reason = "cancelled by " + result_.cancelled_by +
-                       "; the command's process group was stopped with " + killed_how;
-      result_.diagnosis =
-          "The run was cancelled before the command finished; nothing is left running.";
-      return;
-    case StopReason::kTimeout:
-      result_.status = RunStatus::kTimeout;
-      result_.reason = "still running after monitor_timeout_seconds=" +
-                       std::to_string(spec_.monitor_timeout_seconds) + "; stopped with " +
-                       killed_how;
-      result_.diagnosis =
-          "The command exceeded its wall-clock limit: raise --monitor-timeout if it needs longer, "
-          "or check the "
-          "log tail for where it stalled.";
-      return;
-    case StopReason::kHang:
-      result_.status = RunStatus::kHangDetected;
-      result_.reason = "log line " + Quoted(hang ? hang->line : std::string("hang detected")) +
-                       "; stopped with " + killed_how;
-      result_.diagnosis =
-          "A hang was reported: GPU/NCCL deadlock likely; check the log context before the line.";
-      return;
-    case StopReason::kNone:
-    case StopReason::kLeftovers:
-      break;
+      kill_sent_ ? "SIGTERM, then SIGKILL after " + FormatSeconds(context_.kill_grace_seconds)
+                 : std::string("SIGTERM");
+  evidence.stopped_how = "stopped with " + killed_how;
+  evidence.cancel_stopped_how = "the command's process group was stopped with " + killed_how;
+  evidence.nothing_left_running = true;
+  evidence.monitor_timeout_seconds = spec_.monitor_timeout_seconds;
+  evidence.findings = FindLocalLogFindings(follower_->scanner(), spec_.failure_patterns.size());
+  if (outcome.exit) {
+    evidence.exit_code = outcome.exit->exit_code;
+    evidence.signal = outcome.exit->signal;
   }
-
-  if (exit_ && exit_->exit_code && *exit_->exit_code == 0) {
-    result_.status = RunStatus::kPassed;
-    result_.reason = "the command exited with code 0";
-    if (hang)
-      result_.notes.push_back("the log reports a hang, but the command exited 0: " +
-                              Quoted(hang->line));
-    if (failure) {
-      result_.notes.push_back("failure pattern '" + failure->pattern +
-                              "' appears in the log, but the command "
-                              "exited 0: " +
-                              Quoted(failure->line));
-    }
-    return;
-  }
-  if (!exit_ || (!exit_->exit_code && !exit_->signal)) {
+  bool stopped = outcome.stop != StopReason::kNone && outcome.stop != StopReason::kLeftovers;
+  if (!stopped && (!outcome.exit || (!outcome.exit->exit_code && !outcome.exit->signal))) {
     result_.status = RunStatus::kError;
     result_.reason = "the command's exit status was lost (reaped elsewhere)";
     result_.diagnosis =
         "Another part of this process reaps children (SIGCHLD ignored?); the verdict is unknown.";
     return;
   }
-  std::string how = exit_->exit_code
-                        ? "the command exited with code " + std::to_string(*exit_->exit_code)
-                        : "the command was killed by " + SignalName(*exit_->signal);
-  if (hang) {
-    result_.status = RunStatus::kHangDetected;
-    result_.reason = how + " after logging " + Quoted(hang->line);
-    result_.diagnosis =
-        "A hang was reported: GPU/NCCL deadlock likely; check the log context before the line.";
-  } else if (oom) {
-    result_.status = RunStatus::kOutOfMemory;
-    result_.reason = how + "; log line " + Quoted(oom->line);
-    result_.diagnosis = "Out of memory: reduce batch size or use more GPUs.";
-  } else {
-    result_.status = RunStatus::kFailed;
-    result_.reason = how;
-    if (failure) {
-      result_.reason +=
-          "; first failure pattern '" + failure->pattern + "': " + Quoted(failure->line);
-    }
-    result_.diagnosis =
-        "The command failed; see the log tail" +
-        std::string(failure ? " and the line matching '" + failure->pattern + "'" : "") + ".";
-  }
+  JudgeLocalRun(evidence, &result_);
 }
 
 }  // namespace
