@@ -84,8 +84,9 @@ bool TakesPath(const OptionDoc& option, const char* kind) { return option.value_
 
 const char* ExitCodesText() {
   return "0 PASSED, 1 FAILED, 2 bad input (nothing started; with --json an error object on "
-         "stdout), 3 ERROR, 4 TIMEOUT, 5 HANG_DETECTED, 6 CANCELLED, 7 OUT_OF_MEMORY, 130 "
-         "interrupted. `trtllm-run env`: 0 probed without errors, 2 bad input or the probe "
+         "stdout), 3 ERROR, 4 TIMEOUT, 5 HANG_DETECTED, 6 CANCELLED, 7 OUT_OF_MEMORY, 8 "
+         "SKIPPED, 130 interrupted. `trtllm-run env`: 0 probed without errors, 2 bad input or the "
+         "probe "
          "listed errors, 3 the probe could not run (no Slurm client tools on the target, SSH "
          "failed).";
 }
@@ -183,7 +184,7 @@ void PrintCommandHelp(std::ostream& out, const CommandDoc& command, int width) {
   const int column = width >= 72 ? 30 : width / 3;
   for (const OptionGroupDoc& group : command.groups) {
     out << "\n";
-    if (!group.caption.empty()) out << group.caption << ":\n";
+    if (!group.caption.empty()) out << Wrap(group.caption + ":", width, 0, 2) << "\n";
     for (const OptionDoc& option : group.options) {
       std::string flag = "  " + FlagText(option);
       std::string help = FullHelp(option);

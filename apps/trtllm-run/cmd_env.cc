@@ -9,7 +9,6 @@
 #include "cli.h"
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/env_check.h"
-#include "trtllm_run/render.h"
 #include "trtllm_run/routing.h"
 #include "trtllm_run/slurm_probe.h"
 #include "trtllm_run/ssh.h"
@@ -116,7 +115,7 @@ int EnvMain(int argc, char** argv) {
                                                catalog_ptr->Describe()
                                          : "no cluster catalog was found: give --clusters FILE or "
                                            "$TRTLLM_RUN_CLUSTERS (see " +
-                                               DataDirectory() + "/examples/clusters.yaml)"));
+                                               ExampleCatalogPath() + ")"));
     }
     if (destination.empty()) {
       std::string user_name = EffectiveUserName(request.user_name);

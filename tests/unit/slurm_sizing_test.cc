@@ -182,7 +182,7 @@ TEST_CASE("GPUs asked for on a partition without GPU GRES are refused", "[sizing
 
 TEST_CASE("nothing asked for on a GPU-less partition: no --gres, a note; 0 is CPU only",
           "[sizing][slurm]") {
-  CaseRequest request;
+  CaseRequest request{};  // {}: GCC 12 warns maybe-uninitialized otherwise
   request.custom_cmd = "./cpu_app";
   request.time_limit = "00:30:00";
   Sized job = Size(request, ClusterA("cpu"));
