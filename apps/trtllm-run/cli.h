@@ -101,8 +101,8 @@ struct CommandUsage {
 // Parses argv against `visible` (plus --help). Returns an exit code when parsing ended
 // the command (--help: 0, an error: 2); nullopt to go on. An unknown flag is refused
 // with the closest known one; a flag whose value is named FILE (value_name) must name
-// an existing, readable file (exit 2 naming it); PATH names a file to be written, DIR a
-// directory, DURATION a time (DurationValue).
+// an existing, readable file (exit 2 naming it; unless its reader checks that itself),
+// PATH a file to be written, DIR a directory, DURATION a time (DurationValue).
 std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
                          const po::options_description& visible, po::variables_map* vm,
                          const CommandUsage& usage = {});

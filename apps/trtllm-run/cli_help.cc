@@ -78,7 +78,13 @@ std::string FullHelp(const OptionDoc& option) {
   return help;
 }
 
-bool TakesPath(const OptionDoc& option, const char* kind) { return option.value_name == kind; }
+// Whether the value completes as a file ("FILE") or a directory ("DIR").
+bool TakesPath(const OptionDoc& option, const char* kind) {
+  if (std::string(kind) == "FILE") {
+    return option.value_name == "FILE" || option.value_name == "PATH";
+  }
+  return option.value_name == kind;
+}
 
 }  // namespace
 
@@ -400,7 +406,7 @@ std::string ZshCompletion(const std::vector<CommandDoc>& commands) {
         std::string action;
         if (!option.value_name.empty() && !option.value_optional) {
           action = ":" + Upper(option.value_name) + ":";
-          if (option.value_name == "FILE") action += "_files";
+          if (TakesPath(option, "FILE")) action += "_files";
           if (option.value_name == "DIR") action += "_files -/";
         }
         std::string spec = "[" + ZshText(option.help) + "]" + action;

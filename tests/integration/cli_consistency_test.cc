@@ -286,9 +286,8 @@ TEST_CASE("cli: a missing input file is exit 2 naming the file and the flag", "[
       {{"run", "--request", missing}, "--request"},
       {{"run", "--cases", missing, "--repo-root", root.path()}, "--cases"},
       {{"plan", "--custom-cmd", "true", "--slurm-env-file", missing}, "--slurm-env-file"},
-      {{"plan", "--custom-script", missing}, "--custom-script"},
       {{"run", "--custom-cmd", "true", "--password-file", missing}, "--password-file"},
-      {{"env", "--clusters", missing}, "--clusters"},
+      {{"plan", "--custom-cmd", "true", "--identity", missing}, "--identity"},
       {{"plan", "--custom-cmd", "true", "--ssh-config-file", missing}, "--ssh-config-file"},
   };
   for (const Case& c : cases) {
@@ -300,14 +299,16 @@ TEST_CASE("cli: a missing input file is exit 2 naming the file and the flag", "[
       CliRun run = RunCli(options);
       INFO(run.Describe());
       CHECK(run.exit_code == 2);
-      CHECK_THAT(run.stderr_text, Catch::Contains(c.flag + " '" + missing + "' does not exist"));
+      CHECK_THAT(run.stderr_text, Catch::Contains(c.flag + ": cannot read " + missing +
+                                                  ": No such file or directory"));
       CHECK_FALSE(fs::exists(root.path() + "/work_dirs"));
     }
   }
   SECTION("a directory is not a file") {
     CliRun run = Cli({"run", "--request", root.path()});
     CHECK(run.exit_code == 2);
-    CHECK_THAT(run.stderr_text, Catch::Contains("--request '" + root.path() + "' is a directory"));
+    CHECK_THAT(run.stderr_text,
+               Catch::Contains("--request: cannot read " + root.path() + ": Is a directory"));
   }
 }
 
