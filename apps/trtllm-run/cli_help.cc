@@ -58,13 +58,14 @@ std::string Upper(std::string text) {
   return text;
 }
 
-// "-p, --partition ARG" (long-only flags are indented to line up).
+// "--partition ARG (-p)": the long name first, so that every flag line of --help starts
+// with "  --" and scripts reading the help find each flag the same way.
 std::string FlagText(const OptionDoc& option) {
-  std::string text = option.short_name ? std::string("-") + option.short_name + ", " : "    ";
-  text += "--" + option.long_name;
+  std::string text = "--" + option.long_name;
   if (!option.value_name.empty()) {
-    text += option.value_optional ? "[=" + option.value_name + "]" : " " + option.value_name;
+    text += option.value_optional ? " [=" + option.value_name + "]" : " " + option.value_name;
   }
+  if (option.short_name) text += std::string(" (-") + option.short_name + ")";
   return text;
 }
 
@@ -202,7 +203,9 @@ void PrintCommandHelp(std::ostream& out, const CommandDoc& command, int width) {
       }
     }
   }
-  out << "  -h, --help" << std::string(static_cast<std::size_t>(std::max(2, column - 12)), ' ')
+  const std::string help_flag = "  --help (-h)";
+  out << help_flag
+      << std::string(static_cast<std::size_t>(std::max<int>(2, column - help_flag.size())), ' ')
       << "show this help\n";
 }
 
