@@ -1,5 +1,9 @@
 #include "cli.h"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include "trtllm_run/edit_distance.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/text.h"
@@ -12,6 +16,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <set>
 #include <vector>
 
 namespace trtllm_run::cli {
@@ -29,7 +35,172 @@ int ExitCodeForStatus(const Status& status) {
   }
 }
 
+bool json_errors = false;
+std::function<void(const CommandDoc&)> describe_hook;
+
+// {"error": {...}} on stdout, for callers that read --json output.
+void PrintJsonError(const std::string& subcommand, int exit_code, const std::string& message,
+                    const std::string& hint) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  auto str = [&](const char* key, const std::string& value) {
+    w.Key(key);
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  w.StartObject();
+  w.Key("error");
+  w.StartObject();
+  str("subcommand", subcommand);
+  w.Key("exit_code");
+  w.Int(exit_code);
+  str("message", message);
+  str("hint", hint);
+  w.EndObject();
+  w.EndObject();
+  std::cout << buffer.GetString() << "\n" << std::flush;
+}
+
+// Short flags where sbatch users expect them (sbatch -p, -A, -t, -J).
+const std::map<std::string, std::string>& ShortFlags() {
+  static const std::map<std::string, std::string> shorts = {
+      {"partition", "p"}, {"account", "A"}, {"time-limit", "t"}, {"model-name", "J"}};
+  return shorts;
+}
+
+// The value names the help, the input checks and the completion read (Parse).
+const std::map<std::string, std::string>& ValueNames() {
+  static const std::map<std::string, std::string> names = {
+      {"custom-script", "FILE"},        {"perf-config-yaml", "FILE"},   {"slurm-env-file", "FILE"},
+      {"ssh-config-file", "FILE"},      {"identity", "FILE"},           {"checkpoint-path", "DIR"},
+      {"models-path", "DIR"},           {"repo-root", "DIR"},           {"time-limit", "DURATION"},
+      {"alloc-time-limit", "DURATION"}, {"monitor-timeout", "DURATION"}};
+  return names;
+}
+
+// The request fields of the SSH connection: one group, the same for env, plan and run.
+const std::set<std::string>& SshFieldNames() {
+  static const std::set<std::string> names = {"slurm_cluster", "ssh_host",  "ssh_config_file",
+                                              "ssh_port",      "identity",  "ssh_option",
+                                              "user_name",     "slurm_user"};
+  return names;
+}
+
+void AddFieldOption(const RequestField& field, po::options_description* options) {
+  std::string names = field.flag;
+  if (auto s = ShortFlags().find(field.flag); s != ShortFlags().end()) names += "," + s->second;
+  std::string value_name = "ARG";
+  if (auto v = ValueNames().find(field.flag); v != ValueNames().end()) value_name = v->second;
+  switch (field.type) {
+    case FieldType::kBool:
+      options->add_options()(names.c_str(),
+                             po::value<std::string>()->implicit_value("true")->value_name("BOOL"),
+                             field.help.c_str());
+      break;
+    case FieldType::kStringList:
+      options->add_options()(
+          names.c_str(), po::value<std::vector<std::string>>()->composing()->value_name(value_name),
+          field.help.c_str());
+      break;
+    case FieldType::kInt:
+      options->add_options()(names.c_str(), po::value<std::string>()->value_name("N"),
+                             field.help.c_str());
+      break;
+    default:
+      options->add_options()(names.c_str(), po::value<std::string>()->value_name(value_name),
+                             field.help.c_str());
+  }
+}
+
+// The option names of `options`, with dashes, for did-you-mean.
+std::vector<std::string> FlagNames(const po::options_description& options) {
+  std::vector<std::string> names = {"--help"};
+  for (const auto& option : options.options()) names.push_back("--" + option->long_name());
+  return names;
+}
+
+// FILE flags whose readers already refuse a missing or unreadable file with exit 2,
+// naming the flag's file in their own words.
+const std::set<std::string>& FilesTheirReadersCheck() {
+  static const std::set<std::string> flags = {"clusters", "perf-config-yaml", "custom-script"};
+  return flags;
+}
+
+// kInvalidInput unless every FILE flag given names an existing, readable file.
+Status CheckInputFiles(const po::options_description& options, const po::variables_map& vm) {
+  for (const auto& option : options.options()) {
+    const std::string flag = option->long_name();
+    if (!vm.count(flag) || option->semantic()->max_tokens() == 0) continue;
+    if (option->semantic()->name().rfind("FILE", 0) != 0) continue;
+    if (FilesTheirReadersCheck().count(flag)) continue;
+    std::vector<std::string> paths;
+    if (const auto* one = boost::any_cast<std::string>(&vm[flag].value())) paths.push_back(*one);
+    if (const auto* many = boost::any_cast<std::vector<std::string>>(&vm[flag].value())) {
+      paths = *many;
+    }
+    for (const std::string& path : paths) {
+      const std::string cannot_read = "--" + flag + ": cannot read " + EscapeControl(path) + ": ";
+      const std::string hint = "give the path of an existing, readable file";
+      struct stat info {};
+      if (::stat(path.c_str(), &info) != 0) {
+        return Status::InvalidInput(cannot_read + std::strerror(errno), hint);
+      }
+      if (S_ISDIR(info.st_mode)) {
+        return Status::InvalidInput(cannot_read + std::strerror(EISDIR), hint);
+      }
+      if (::access(path.c_str(), R_OK) != 0) {
+        return Status::InvalidInput(cannot_read + std::strerror(errno), hint);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
+
+void SetJsonErrors(bool on) { json_errors = on; }
+
+void SetDescribeHook(std::function<void(const CommandDoc&)> hook) {
+  describe_hook = std::move(hook);
+}
+
+po::typed_value<std::string>* DurationValue(const std::string& default_value) {
+  po::typed_value<std::string>* value = po::value<std::string>()->value_name("DURATION");
+  if (!default_value.empty()) value->default_value(default_value);
+  return value;
+}
+
+Result<double> DurationFlag(const po::variables_map& vm, const std::string& flag, bool fractions) {
+  const std::string text = vm[flag].as<std::string>();
+  const std::string label = "--" + flag;
+  std::string number = text;
+  if (!number.empty() && number.back() == 's') number.pop_back();
+  // A number of seconds, 0 included (ParseDurationSeconds refuses a zero duration).
+  if (!number.empty() && number.size() <= 9 &&
+      number.find_first_not_of("0123456789") == std::string::npos) {
+    return static_cast<double>(std::stol(number));
+  }
+  if (fractions && number.find('.') != std::string::npos) {
+    char* end = nullptr;
+    double seconds = std::strtod(number.c_str(), &end);
+    if (end && *end == '\0' && seconds >= 0 &&
+        number.find_first_not_of("0123456789.") == std::string::npos) {
+      return seconds;
+    }
+  }
+  Result<int> seconds = ParseDurationSeconds(text, label);
+  if (!seconds.ok()) {
+    return Status::InvalidInput(seconds.status().message(),
+                                std::string("durations: 2h, 90m, 30s, HH:MM:SS or seconds") +
+                                    (fractions ? " (fractions allowed: 0.25)" : ""));
+  }
+  return static_cast<double>(seconds.value());
+}
+
+Result<int> KillGraceFlag(const po::variables_map& vm) {
+  Result<double> seconds = DurationFlag(vm, "kill-grace");
+  if (!seconds.ok()) return seconds.status();
+  return static_cast<int>(seconds.value());
+}
 
 int Fail(const std::string& subcommand, const Status& status) {
   // Messages quote input (files, flags): control bytes are shown escaped, never sent raw.
@@ -43,7 +214,11 @@ int Fail(const std::string& subcommand, const Status& status) {
     if (newline < message.size()) shown += '\n';
     start = newline + 1;
   }
-  std::cerr << "trtllm-run " << subcommand << ": error: " << shown << "\n";
+  std::cerr << "trtllm-run" << (subcommand.empty() ? "" : " " + subcommand) << ": error: " << shown
+            << "\n";
+  if (json_errors) {
+    PrintJsonError(subcommand, ExitCodeForStatus(status), status.message(), status.hint());
+  }
   return ExitCodeForStatus(status);
 }
 
@@ -72,48 +247,48 @@ Status CheckOutputFile(const std::string& path, const std::string& flag) {
   return Status::Ok();
 }
 
-int UsageError(const std::string& subcommand, const std::string& message) {
-  std::cerr << "trtllm-run " << subcommand << ": error: " << message << "\n"
-            << "  hint: see 'trtllm-run " << subcommand << " --help'\n";
+int UsageError(const std::string& subcommand, const std::string& message, const std::string& hint) {
+  const std::string see = "see 'trtllm-run " + subcommand + " --help'";
+  const std::string full_hint = hint.empty() ? see : hint + " (" + see + ")";
+  std::cerr << "trtllm-run " << subcommand << ": error: " << EscapeControl(message) << "\n"
+            << "  hint: " << EscapeControl(full_hint) << "\n";
+  if (json_errors) PrintJsonError(subcommand, kExitBadInput, message, full_hint);
   return kExitBadInput;
 }
 
 po::options_description PluginOptions() {
   po::options_description options("Plugins and site");
-  options.add_options()("plugin-dir", po::value<std::vector<std::string>>()->composing(),
-                        "also load plugins from DIR (repeatable; after the built-in directory and "
-                        "$TRTLLM_RUN_PLUGIN_PATH)")(
-      "clusters", po::value<std::string>(),
-      "the cluster catalog (default: $TRTLLM_RUN_CLUSTERS, else "
-      "$XDG_CONFIG_HOME/trtllm-run/clusters.yaml)");
+  options.add_options()(
+      "plugin-dir", po::value<std::vector<std::string>>()->composing()->value_name("DIR"),
+      "also load plugins from DIR (repeatable; after the built-in directory and "
+      "$TRTLLM_RUN_PLUGIN_PATH)")("clusters", po::value<std::string>()->value_name("FILE"),
+                                  "the cluster catalog (default: $TRTLLM_RUN_CLUSTERS, else "
+                                  "$XDG_CONFIG_HOME/trtllm-run/clusters.yaml)");
+  return options;
+}
+
+po::options_description SshFlagOptions() {
+  po::options_description options("Remote login node (SSH; the same flags for env, plan, run)");
+  for (const RequestField& field : RequestFields()) {
+    if (SshFieldNames().count(field.name)) AddFieldOption(field, &options);
+  }
+  options.add_options()("password-file", po::value<std::string>()->value_name("FILE"),
+                        "read the SSH password for the login node from FILE (else "
+                        "$TRTLLM_RUN_SLURM_PASSWORD); never stored or logged");
   return options;
 }
 
 po::options_description CaseOptions() {
   po::options_description options("Case (the same names in snake_case work in --request files)");
   for (const RequestField& field : RequestFields()) {
-    switch (field.type) {
-      case FieldType::kBool:
-        options.add_options()(field.flag.c_str(), po::value<std::string>()->implicit_value("true"),
-                              field.help.c_str());
-        break;
-      case FieldType::kStringList:
-        options.add_options()(field.flag.c_str(),
-                              po::value<std::vector<std::string>>()->composing(),
-                              field.help.c_str());
-        break;
-      default:
-        options.add_options()(field.flag.c_str(), po::value<std::string>(), field.help.c_str());
-    }
+    if (!SshFieldNames().count(field.name)) AddFieldOption(field, &options);
   }
   options.add_options()("executor-option", po::value<std::vector<std::string>>()->composing(),
                         "KEY=VALUE input of the chosen executor (repeatable; request files: "
                         "executor_options mapping); the executor says which keys it takes")(
-      "request", po::value<std::string>(),
-      "read the case from a YAML or JSON file; flags override its values")(
-      "password-file", po::value<std::string>(),
-      "read the SSH password for the login node from FILE (else "
-      "$TRTLLM_RUN_SLURM_PASSWORD); never stored or logged");
+      "request", po::value<std::string>()->value_name("FILE"),
+      "read the case from a YAML or JSON file; flags override its values");
+  options.add(SshFlagOptions());
   return options;
 }
 
@@ -196,30 +371,62 @@ int ReportResult(const std::string& subcommand, const po::variables_map& vm,
 }
 
 std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
-                         const po::options_description& visible, po::variables_map* vm) {
+                         const po::options_description& visible, po::variables_map* vm,
+                         const CommandUsage& usage) {
+  auto describe = [&] {
+    CommandDoc doc;
+    doc.name = subcommand;
+    doc.positional = usage.positional;
+    doc.about = usage.about;
+    doc.groups = DescribeOptions(visible);
+    return doc;
+  };
+  if (describe_hook) {
+    describe_hook(describe());
+    return 0;
+  }
   po::options_description all;
   all.add(visible).add_options()("help,h", "show this help");
   po::options_description positional_holder;
-  positional_holder.add_options()("unexpected", po::value<std::vector<std::string>>());
+  positional_holder.add_options()("positional", po::value<std::vector<std::string>>());
   all.add(positional_holder);
   po::positional_options_description positional;
-  positional.add("unexpected", -1);
+  positional.add("positional", -1);
   try {
     po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), *vm);
     po::notify(*vm);
+  } catch (const po::unknown_option& e) {
+    std::string given = e.get_option_name();
+    std::string closest = ClosestName(given.substr(0, given.find('=')), FlagNames(visible));
+    return UsageError(subcommand, "unknown option '" + given + "'",
+                      closest.empty() ? "" : "did you mean '" + closest + "'?");
   } catch (const po::error& e) {
     return UsageError(subcommand, e.what());
   }
-  if (vm->count("unexpected")) {
-    return UsageError(subcommand, "unexpected argument '" +
-                                      (*vm)["unexpected"].as<std::vector<std::string>>()[0] +
-                                      "' (commands are given with --custom-cmd, --test-cmd, ...)");
-  }
   if (vm->count("help")) {
-    std::cout << "usage: trtllm-run " << subcommand << " [options]\n\n" << visible << "\n";
+    PrintCommandHelp(std::cout, describe(), HelpWidth());
     return 0;
   }
+  std::vector<std::string> arguments;
+  if (vm->count("positional")) arguments = (*vm)["positional"].as<std::vector<std::string>>();
+  if (usage.positional.empty() && !arguments.empty()) {
+    return UsageError(subcommand, "unexpected argument '" + arguments[0] + "'",
+                      "commands are given with --custom-cmd, --test-cmd, ...");
+  }
+  if (!usage.positional.empty()) {
+    if (arguments.empty()) return UsageError(subcommand, "give " + usage.positional);
+    if (arguments.size() > 1) {
+      return UsageError(subcommand,
+                        "one " + usage.positional + " only; unexpected '" + arguments[1] + "'");
+    }
+  }
+  Status files = CheckInputFiles(visible, *vm);
+  if (!files.ok()) return Fail(subcommand, files);
   return std::nullopt;
+}
+
+std::string Positional(const po::variables_map& vm) {
+  return vm["positional"].as<std::vector<std::string>>().front();
 }
 
 }  // namespace trtllm_run::cli

@@ -4,10 +4,12 @@
 #define TRTLLM_RUN_APPS_CLI_H_
 
 #include <boost/program_options.hpp>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "cli_help.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/runtime.h"
 #include "trtllm_run/status.h"
@@ -38,21 +40,47 @@ int CasesDirCancel(const std::string& dir, double wait, int kill_grace);
 int PlanCasesMain(const po::variables_map& vm, const CaseRequest& shared);
 
 // Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
-// bad input and unknown names, 3 otherwise).
+// bad input and unknown names, 3 otherwise). With JSON errors on (--json), stdout also
+// gets {"error": {"subcommand", "exit_code", "message", "hint"}}.
 int Fail(const std::string& subcommand, const Status& status);
+
+// Turns the JSON error object of Fail and UsageError on (main: --json was given).
+void SetJsonErrors(bool on);
+
+// While a hook is set, Parse describes the subcommand's table to it and returns 0
+// without parsing: the man page and completion generators read every table this way.
+void SetDescribeHook(std::function<void(const CommandDoc&)> hook);
+
+// A time flag's value in seconds: the duration syntax (2h, 90m, 30s, HH:MM:SS, a bare
+// number of seconds; fractions of a second where `fractions`), kInvalidInput naming
+// the flag otherwise, and for a negative value.
+Result<double> DurationFlag(const po::variables_map& vm, const std::string& flag,
+                            bool fractions = false);
+
+// The value of a time flag (--kill-grace 30s, ...): a string parsed by DurationFlag.
+po::typed_value<std::string>* DurationValue(const std::string& default_value = "");
 
 // kInvalidInput unless `path` can be written as a report file (`flag` names it): it is a
 // regular file or absent, in an existing writable directory.
 Status CheckOutputFile(const std::string& path, const std::string& flag);
 
-// Prints a usage error with a pointer to --help; returns 2.
-int UsageError(const std::string& subcommand, const std::string& message);
+// Prints a usage error with a pointer to --help (after `hint`, when given); returns 2.
+int UsageError(const std::string& subcommand, const std::string& message,
+               const std::string& hint = "");
 
 // --plugin-dir, accepted by every subcommand that loads plugins.
 po::options_description PluginOptions();
 
-// One flag per CaseRequest field (--custom-cmd, ...) plus --request FILE.
+// The SSH connection flags (the request's ssh fields and --password-file): the same
+// group in env, plan and run.
+po::options_description SshFlagOptions();
+
+// One flag per CaseRequest field (--custom-cmd, ...) plus --request FILE; the SSH
+// fields in their own group (SshFlagOptions).
 po::options_description CaseOptions();
+
+// --kill-grace DURATION in whole seconds; kInvalidInput when it is not a duration.
+Result<int> KillGraceFlag(const po::variables_map& vm);
 
 // The request from --request FILE overlaid with the case flags given.
 Result<CaseRequest> RequestFromOptions(const po::variables_map& vm);
@@ -73,10 +101,23 @@ RunOptions TerminalRunOptions(const po::variables_map& vm, CancellationToken* ca
 int ReportResult(const std::string& subcommand, const po::variables_map& vm,
                  const RunResult& result);
 
+// What a subcommand takes besides its flags.
+struct CommandUsage {
+  std::string positional;  // "WORK_DIR": exactly one argument, read with Positional(vm)
+  std::string about;       // shown by --help after the usage line
+};
+
 // Parses argv against `visible` (plus --help). Returns an exit code when parsing ended
-// the command (--help: 0, an error: 2); nullopt to go on.
+// the command (--help: 0, an error: 2); nullopt to go on. An unknown flag is refused
+// with the closest known one; a flag whose value is named FILE (value_name) must name
+// an existing, readable file (exit 2 naming it; unless its reader checks that itself),
+// PATH a file to be written, DIR a directory, DURATION a time (DurationValue).
 std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
-                         const po::options_description& visible, po::variables_map* vm);
+                         const po::options_description& visible, po::variables_map* vm,
+                         const CommandUsage& usage = {});
+
+// The positional argument of a CommandUsage with `positional` set.
+std::string Positional(const po::variables_map& vm);
 
 }  // namespace trtllm_run::cli
 

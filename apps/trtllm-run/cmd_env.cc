@@ -1,7 +1,8 @@
 // trtllm-run env: the one-pass Slurm probe (slurm_env.json) of this host or of a remote
 // login node (one SSH connection), or with --env-check the host's env-check facts.
-// Exit status as the original probe: 0 no errors, 2 errors listed (or bad input), 1 the
-// Slurm client tools are missing; 3 when the probe could not run (e.g. SSH failed).
+// Exit status (README "trtllm-run env"): 0 no errors, 2 errors listed or bad input, 3 the
+// probe could not run: no Slurm client tools on the target, SSH failed. --env-check: 0
+// whenever the facts were collected (no Slurm there is a fact, not an error).
 #include <iostream>
 #include <sstream>
 
@@ -34,32 +35,45 @@ std::vector<std::string> SplitList(const std::vector<std::string>& values) {
 po::options_description EnvOptions() {
   po::options_description options("Env");
   options.add_options()("format", po::value<std::string>()->default_value("json"), "json or text")(
-      "output", po::value<std::string>(), "also save the document to FILE (atomically)")(
+      "json", po::bool_switch(),
+      "the same as --format json; bad input then prints an error object on stdout")(
+      "output", po::value<std::string>()->value_name("PATH"),
+      "also save the document to PATH (atomically)")(
       "partitions", po::value<std::vector<std::string>>()->composing(),
       "probe hardware and access only for these partitions (comma-separated, repeatable)")(
       "no-access-check", "skip the sbatch --test-only checks (default partition: sinfo's)")(
-      "timeout", po::value<int>()->default_value(60), "seconds per query on the target")(
+      "timeout", DurationValue("60s"), "the limit of each query on the target")(
       "env-check", "print the env-check facts (GPUs, Docker, Slurm, arch) instead")(
-      "account", po::value<std::string>(),
+      "account,A", po::value<std::string>(),
       "validate this account as a run would (exit 2 naming the valid ones)")(
-      "partition", po::value<std::string>(),
+      "partition,p", po::value<std::string>(),
       "validate this partition as a run would (exit 2 naming the valid ones)");
-  po::options_description remote("Remote login node (one SSH connection)");
-  remote.add_options()("ssh-host", po::value<std::string>(),
-                       "run on DEST (host or user@host) over SSH")(
-      "ssh-port", po::value<int>(), "SSH port")("slurm-user", po::value<std::string>(),
-                                                "login name on the cluster")(
-      "identity", po::value<std::string>(), "SSH private key file")(
-      "ssh-option", po::value<std::vector<std::string>>()->composing(),
-      "extra ssh -o Key=Value (repeatable)")(
-      "password-file", po::value<std::string>(),
-      "read the SSH password from FILE (else $TRTLLM_RUN_SLURM_PASSWORD when set)")(
-      "slurm-cluster", po::value<std::string>(),
-      "the catalog cluster NAME: its ssh host, user rule and policy fields")(
-      "user-name", po::value<std::string>(), "user name for the catalog's user rules")(
-      "clusters", po::value<std::string>(), "the cluster catalog (clusters.yaml)");
-  options.add(remote);
+  options.add(SshFlagOptions());
+  po::options_description site("Site");
+  site.add_options()("clusters", po::value<std::string>()->value_name("FILE"),
+                     "the cluster catalog (clusters.yaml)");
+  options.add(site);
   return options;
+}
+
+// The env-check facts as "key: value" lines, as SlurmEnvToText writes the probe's.
+std::string EnvFactsToText(const EnvFacts& facts) {
+  std::ostringstream out;
+  auto flag = [](bool value) { return value ? "true" : "false"; };
+  out << "gpu_count: " << facts.gpu_count << "\n"
+      << "gpu_name: " << (facts.gpu_name.empty() ? "(none)" : facts.gpu_name) << "\n"
+      << "device_type: " << (facts.device_type.empty() ? "(none)" : facts.device_type) << "\n"
+      << "gpus_per_node: " << facts.gpus_per_node << "\n"
+      << "docker_available: " << flag(facts.docker_available) << "\n";
+  if (!facts.docker_error.empty()) out << "docker_error: " << facts.docker_error << "\n";
+  out << "nvidia_runtime: " << flag(facts.nvidia_runtime) << "\n"
+      << "slurm_available: " << flag(facts.slurm_available) << "\n"
+      << "cluster_name: " << facts.cluster_name.value_or("(none)") << "\n"
+      << "arch: " << facts.arch << "\n"
+      << "default_models_repo: " << facts.default_models_repo.value_or("(none)") << "\n"
+      << "notes:" << (facts.notes.empty() ? " (none)" : "") << "\n";
+  for (const std::string& note : facts.notes) out << "  - " << note << "\n";
+  return out.str();
 }
 
 std::string Get(const po::variables_map& vm, const char* key) {
@@ -75,17 +89,20 @@ int EnvMain(int argc, char** argv) {
   if (format != "json" && format != "text") {
     return UsageError(kName, "--format must be json or text, not '" + format + "'");
   }
-  if (vm["timeout"].as<int>() <= 0) return UsageError(kName, "--timeout must be positive");
+  const bool json = vm["json"].as<bool>();
+  if (json && format == "text") return UsageError(kName, "give --json or --format text, not both");
+  Result<double> timeout = DurationFlag(vm, "timeout");
+  if (!timeout.ok()) return Fail(kName, timeout.status());
+  if (timeout.value() <= 0) return UsageError(kName, "--timeout must be positive");
 
   Result<std::optional<ClusterCatalog>> catalog = LoadDefaultClusterCatalog(Get(vm, "clusters"));
   if (!catalog.ok()) return Fail(kName, catalog.status());
   const ClusterCatalog* catalog_ptr = catalog.value() ? &*catalog.value() : nullptr;
 
-  CaseRequest request;  // the fields the catalog's rules read
-  if (vm.count("slurm-user")) request.slurm_user = Get(vm, "slurm-user");
-  if (vm.count("user-name")) request.user_name = Get(vm, "user-name");
-  if (vm.count("ssh-host")) request.ssh_host = Get(vm, "ssh-host");
-  if (vm.count("slurm-cluster")) request.slurm_cluster = Get(vm, "slurm-cluster");
+  // The SSH flags are request fields, read as run and plan read them.
+  Result<CaseRequest> from_flags = RequestFromOptions(vm);
+  if (!from_flags.ok()) return Fail(kName, from_flags.status());
+  CaseRequest request = from_flags.value();
 
   const ClusterEntry* cluster = nullptr;
   std::string destination = Get(vm, "ssh-host");
@@ -97,7 +114,8 @@ int EnvMain(int argc, char** argv) {
                              catalog_ptr ? "clusters in " + catalog_ptr->path + ": " +
                                                catalog_ptr->Describe()
                                          : "no cluster catalog was found: give --clusters FILE or "
-                                           "$TRTLLM_RUN_CLUSTERS (see examples/clusters.yaml)"));
+                                           "$TRTLLM_RUN_CLUSTERS (see " +
+                                               ExampleCatalogPath() + ")"));
     }
     if (destination.empty()) {
       std::string user_name = EffectiveUserName(request.user_name);
@@ -113,28 +131,24 @@ int EnvMain(int argc, char** argv) {
 
   std::unique_ptr<Scenario> scenario;
   if (destination.empty()) {
-    if (vm.count("ssh-port") || vm.count("identity") || vm.count("password-file")) {
+    if (request.ssh_port || request.identity || request.ssh_config_file ||
+        !request.ssh_option.empty() || vm.count("password-file")) {
       return UsageError(kName,
-                        "--ssh-port, --identity and --password-file need --ssh-host or "
-                        "--slurm-cluster");
+                        "--ssh-port, --identity, --ssh-config-file, --ssh-option and "
+                        "--password-file need --ssh-host or --slurm-cluster");
     }
     scenario = MakeLocalScenario();
   } else {
     SshOptions ssh;
     ssh.destination = destination;
-    if (vm.count("ssh-port")) ssh.port = vm["ssh-port"].as<int>();
+    ssh.port = request.ssh_port.value_or(0);
     // With a catalog cluster the user is part of the destination; else --slurm-user is -l.
     if (!request.slurm_cluster && request.slurm_user) ssh.user = *request.slurm_user;
-    ssh.identity_file = Get(vm, "identity");
-    if (vm.count("ssh-option")) ssh.extra_options = vm["ssh-option"].as<std::vector<std::string>>();
-    if (vm.count("password-file")) {
-      Result<std::string> password = ReadFile(Get(vm, "password-file"));
-      if (!password.ok()) return Fail(kName, password.status().WithContext("--password-file"));
-      ssh.password = password.value();
-      while (!ssh.password.empty() &&
-             (ssh.password.back() == '\n' || ssh.password.back() == '\r')) {
-        ssh.password.pop_back();
-      }
+    ssh.identity_file = request.identity.value_or("");
+    ssh.ssh_config_file = request.ssh_config_file.value_or("");
+    ssh.extra_options = request.ssh_option;
+    if (request.slurm_password) {
+      ssh.password = *request.slurm_password;
     } else if (const char* env = std::getenv("TRTLLM_RUN_SLURM_PASSWORD"); env && *env) {
       ssh.password_env = "TRTLLM_RUN_SLURM_PASSWORD";
     }
@@ -148,18 +162,19 @@ int EnvMain(int argc, char** argv) {
   if (vm.count("env-check")) {
     Result<EnvFacts> facts = CheckEnvironment(*scenario, catalog_ptr);
     if (!facts.ok()) return Fail(kName, facts.status());
-    document = EnvFactsToJson(facts.value());
+    document = format == "json" ? EnvFactsToJson(facts.value()) : EnvFactsToText(facts.value());
   } else {
     ProbeOptions options;
     if (vm.count("partitions")) {
       options.partitions = SplitList(vm["partitions"].as<std::vector<std::string>>());
     }
     options.check_access = vm.count("no-access-check") == 0;
-    options.command_timeout_seconds = vm["timeout"].as<int>();
+    options.command_timeout_seconds = static_cast<int>(timeout.value());
     Result<SlurmEnv> env = ProbeSlurm(*scenario, options);
     if (!env.ok()) return Fail(kName, env.status());
     if (cluster != nullptr) MergePolicyFields(cluster, request, /*remote=*/true, &env.value());
     exit_status = SlurmProbeExitStatus(env.value());
+    if (exit_status == 1) exit_status = kExitError;  // no Slurm client tools: nothing to probe
     document = format == "json" ? SlurmEnvToJson(env.value()) : SlurmEnvToText(env.value());
     for (const std::string& error : env.value().errors) {
       std::cerr << "trtllm-run env: warning: " << error << "\n";
@@ -172,7 +187,7 @@ int EnvMain(int argc, char** argv) {
       Placement placement;
       Status resolved = ResolveAccountPartition(request, env.value(), cluster, &placement);
       if (!resolved.ok()) {
-        std::cout << document;
+        if (!json) std::cout << document;  // --json: stdout holds the error object alone
         return Fail(kName, resolved);
       }
       for (const std::string& note : placement.notes) {
@@ -185,6 +200,13 @@ int EnvMain(int argc, char** argv) {
     if (!saved.ok()) return Fail(kName, saved);
   }
   std::cout << document;
+  if (exit_status == kExitError) {
+    std::cerr << "trtllm-run env: error: no Slurm client tools (sinfo, scontrol, sbatch) on the "
+              << (destination.empty() ? "PATH of this host" : "PATH of " + destination)
+              << "; nothing to probe\n"
+              << "  hint: run on a Slurm login node, give --ssh-host or --slurm-cluster, or "
+                 "check the host with `trtllm-run env --env-check`\n";
+  }
   return exit_status;
 }
 

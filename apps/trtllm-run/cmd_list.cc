@@ -210,33 +210,17 @@ int LogsMain(int argc, char** argv) {
   options.add_options()("follow,f", po::bool_switch(),
                         "keep printing what the log gets until the run has its verdict")(
       "tail", po::value<int>(), "print only the last N lines first")(
-      "poll", po::value<double>()->default_value(0.25), "-f: seconds between looks at the log");
-  po::options_description hidden;
-  hidden.add_options()("work-dir", po::value<std::vector<std::string>>());
-  po::options_description all;
-  all.add(options).add(hidden).add_options()("help,h", "show this help");
-  po::positional_options_description positional;
-  positional.add("work-dir", -1);
+      "poll", DurationValue("0.25s"), "-f: the time between looks at the log");
+  CommandUsage usage;
+  usage.positional = "WORK_DIR";
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return UsageError("logs", e.what());
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: trtllm-run logs [options] WORK_DIR\n\n" << options << "\n";
-    return 0;
-  }
-  if (!vm.count("work-dir") || vm["work-dir"].as<std::vector<std::string>>().size() != 1) {
-    return UsageError("logs", "give one work dir: WORK_DIR");
-  }
+  if (std::optional<int> done = Parse("logs", argc, argv, options, &vm, usage)) return *done;
   if (vm.count("tail") && vm["tail"].as<int>() < 0)
     return UsageError("logs", "--tail must be >= 0");
+  Result<double> poll_flag = DurationFlag(vm, "poll", /*fractions=*/true);
+  if (!poll_flag.ok()) return Fail("logs", poll_flag.status());
   std::error_code error;
-  std::string work_dir = fs::absolute(vm["work-dir"].as<std::vector<std::string>>()[0], error)
-                             .lexically_normal()
-                             .string();
+  std::string work_dir = fs::absolute(Positional(vm), error).lexically_normal().string();
   while (work_dir.size() > 1 && work_dir.back() == '/') work_dir.pop_back();
   struct stat st;
   if (::lstat(work_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -274,7 +258,7 @@ int LogsMain(int argc, char** argv) {
   if (!vm["follow"].as<bool>()) return 0;
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
-  const double poll = std::max(0.01, vm["poll"].as<double>());
+  const double poll = std::max(0.01, poll_flag.value());
   while (!cancel.cancelled()) {
     Result<WorkDirInfo> now = InspectWorkDir(work_dir);
     if (!now.ok()) return Fail("logs", now.status());

@@ -1,5 +1,8 @@
 // trtllm-run release: ends what executors hold between runs (Executor::ListHeld /
 // ReleaseHeld), e.g. the Slurm allocations persistent mode keeps for later runs.
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
 #include <algorithm>
 #include <ctime>
 #include <iostream>
@@ -10,6 +13,8 @@
 namespace trtllm_run::cli {
 
 namespace {
+
+using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
 // One held resource and the executor that holds it.
 struct Held {
@@ -37,6 +42,25 @@ std::vector<Held> ListAllHeld(const Registry& registry, int* failures) {
   return all;
 }
 
+// One element of release --json's "allocations": what is held and what became of it
+// (held, released, failed).
+void WriteHeldJson(const Held& held, const std::string& outcome, JsonWriter* w) {
+  auto str = [&](const char* key, const std::string& value) {
+    w->Key(key);
+    w->String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  w->StartObject();
+  str("executor", held.executor->Name());
+  str("id", held.resource.id);
+  str("description", held.resource.description);
+  w->Key("last_used_at");
+  w->Int64(held.resource.last_used_at);
+  w->Key("idle_limit_seconds");
+  w->Int(held.resource.idle_limit_seconds);
+  str("outcome", outcome);
+  w->EndObject();
+}
+
 }  // namespace
 
 int ReleaseMain(int argc, char** argv) {
@@ -44,18 +68,38 @@ int ReleaseMain(int argc, char** argv) {
   options.add_options()("list", po::bool_switch(), "only list the held allocations")(
       "idle", po::bool_switch(), "release only the allocations idle past their idle limit")(
       "job-id", po::value<std::vector<std::string>>(),
-      "release only this allocation (repeatable; default: all)");
+      "release only this allocation (repeatable; default: all)")(
+      "json", po::bool_switch(),
+      "print {\"allocations\": [...]} on stdout, each with its outcome (held, released, "
+      "failed); the text lines go to stderr");
   options.add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("release", argc, argv, options, &vm)) return *done;
+  const bool json = vm["json"].as<bool>();
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("release", runtime.status());
+  std::ostream& text = json ? std::cerr : std::cout;
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  w.Key("allocations");
+  w.StartArray();
+  auto finish = [&](int code) {
+    w.EndArray();
+    w.EndObject();
+    if (json) std::cout << buffer.GetString() << "\n";
+    return code;
+  };
   int failures = 0, released = 0;
   std::vector<Held> held = ListAllHeld(runtime.value()->registry(), &failures);
   if (vm["list"].as<bool>()) {
-    if (held.empty()) std::cout << "no held allocations\n";
-    for (const Held& h : held) std::cout << h.resource.description << "\n";
-    return failures == 0 ? 0 : 3;
+    if (held.empty()) text << "no held allocations\n";
+    for (const Held& h : held) {
+      text << h.resource.description << "\n";
+      WriteHeldJson(h, "held", &w);
+    }
+    return finish(failures == 0 ? 0 : 3);
   }
   std::vector<std::string> only;
   if (vm.count("job-id")) only = vm["job-id"].as<std::vector<std::string>>();
@@ -71,16 +115,18 @@ int ReleaseMain(int argc, char** argv) {
       status = Status::PluginError("executor " + h.executor->Name() + " threw: " + e.what());
     }
     if (status.ok()) {
-      std::cout << "released " << r.description << "\n";
+      text << "released " << r.description << "\n";
+      WriteHeldJson(h, "released", &w);
       ++released;
     } else {
       std::cerr << "trtllm-run release: error: " << r.description << ": " << status.ToString()
                 << "\n";
+      WriteHeldJson(h, "failed", &w);
       ++failures;
     }
   }
-  if (released == 0 && failures == 0) std::cout << "nothing to release\n";
-  return failures == 0 ? 0 : 3;
+  if (released == 0 && failures == 0) text << "nothing to release\n";
+  return finish(failures == 0 ? 0 : 3);
 }
 
 }  // namespace trtllm_run::cli

@@ -76,14 +76,15 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
 
 int RunMain(int argc, char** argv) {
   po::options_description run_options("Run");
-  run_options.add_options()("kill-grace", po::value<int>()->default_value(30),
-                            "seconds between SIGTERM and SIGKILL when a job is stopped")(
+  run_options.add_options()("kill-grace", DurationValue("30s"),
+                            "time between SIGTERM and SIGKILL when a job is stopped")(
       "json", po::bool_switch(),
       "print result.json on stdout at the end; the job's output then goes to stderr")(
-      "junit", po::value<std::string>(), "also write the verdict as JUnit XML to FILE");
+      "junit", po::value<std::string>()->value_name("PATH"),
+      "also write the verdict as JUnit XML to PATH");
   po::options_description cases_options("Many cases (--cases)");
   cases_options.add_options()(
-      "cases", po::value<std::string>(),
+      "cases", po::value<std::string>()->value_name("FILE"),
       "run every case of FILE: a YAML/JSON list of request mappings (or {defaults: {...}, "
       "cases: [...]}), or a text file with one pytest node id / perf-sanity id per line. The "
       "case flags above (and --request) apply to every case; a case's own keys win. All cases "
@@ -96,7 +97,7 @@ int RunMain(int argc, char** argv) {
                      "watcher)")(
       "max-parallel-local", po::value<int>()->default_value(1),
       "--cases: of those, cases running on this host (local_direct, local_docker) at once")(
-      "run-dir", po::value<std::string>(),
+      "run-dir", po::value<std::string>()->value_name("DIR"),
       "--cases: the directory of the combined result.json (default: "
       "<repo>/work_dirs/cases_<time>); it must not exist yet")(
       "rerun-failed", po::value<std::string>(),
@@ -109,10 +110,9 @@ int RunMain(int argc, char** argv) {
 
   Result<CaseRequest> request = RequestFromOptions(vm);
   if (!request.ok()) return Fail("run", request.status());
-  int kill_grace = vm["kill-grace"].as<int>();
-  if (kill_grace < 0) {
-    return UsageError("run", "--kill-grace must be >= 0, got " + std::to_string(kill_grace));
-  }
+  Result<int> kill_grace_flag = KillGraceFlag(vm);
+  if (!kill_grace_flag.ok()) return Fail("run", kill_grace_flag.status());
+  const int kill_grace = kill_grace_flag.value();
   if (vm.count("cases") || vm.count("rerun-failed")) {
     return RunCasesMain(vm, request.value(), kill_grace);
   }

@@ -26,35 +26,16 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Parses "<subcommand> [options] WORK_DIR". Returns an exit code when parsing ended the
-// command (--help, an error).
+// Parses "<subcommand> [options] WORK_DIR" (cli.h Parse); `work_dir` gets the absolute,
+// normalized path. Returns an exit code when parsing ended the command (--help, an error).
 std::optional<int> ParseWithWorkDir(const std::string& subcommand, int argc, char** argv,
                                     const po::options_description& visible, po::variables_map* vm,
                                     std::string* work_dir) {
-  po::options_description all;
-  all.add(visible).add_options()("help,h", "show this help");
-  po::options_description hidden;
-  hidden.add_options()("work-dir", po::value<std::vector<std::string>>());
-  all.add(hidden);
-  po::positional_options_description positional;
-  positional.add("work-dir", -1);
-  try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), *vm);
-    po::notify(*vm);
-  } catch (const po::error& e) {
-    return UsageError(subcommand, e.what());
-  }
-  if (vm->count("help")) {
-    std::cout << "usage: trtllm-run " << subcommand << " [options] WORK_DIR\n\n" << visible << "\n";
-    return 0;
-  }
-  if (!vm->count("work-dir")) return UsageError(subcommand, "give the work dir: WORK_DIR");
-  const auto& dirs = (*vm)["work-dir"].as<std::vector<std::string>>();
-  if (dirs.size() > 1) {
-    return UsageError(subcommand, "one work dir only; unexpected '" + dirs[1] + "'");
-  }
+  CommandUsage usage;
+  usage.positional = "WORK_DIR";
+  if (std::optional<int> done = Parse(subcommand, argc, argv, visible, vm, usage)) return done;
   std::error_code error;
-  *work_dir = std::filesystem::absolute(dirs[0], error).lexically_normal().string();
+  *work_dir = std::filesystem::absolute(Positional(*vm), error).lexically_normal().string();
   while (work_dir->size() > 1 && work_dir->back() == '/') work_dir->pop_back();
   return std::nullopt;
 }
@@ -225,6 +206,29 @@ class LogPump {
   std::uint64_t offset_ = 0;
 };
 
+// What `cancel --json` prints: {"work_dir", "cancelled", "result": result.json or null}.
+std::string CancelJson(const std::string& work_dir, bool cancelled, const RunResult* result) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  w.Key("work_dir");
+  w.String(work_dir.c_str(), static_cast<rapidjson::SizeType>(work_dir.size()));
+  w.Key("cancelled");
+  w.Bool(cancelled);
+  w.Key("result");
+  if (result) {
+    rapidjson::Document doc;
+    std::string text = ResultToJson(*result);
+    doc.Parse(text.c_str());
+    doc.Accept(w);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
 int GraceOf(const WorkDirInfo& info, int fallback) {
   if (!info.state) return fallback;
   auto it = info.state->extra.find("kill_grace_seconds");
@@ -314,14 +318,18 @@ int AttachMain(int argc, char** argv) {
   po::options_description options("Attach");
   options.add_options()("json", po::bool_switch(),
                         "print result.json on stdout at the end; the log goes to stderr")(
-      "wait-start", po::value<double>()->default_value(10),
-      "seconds to wait for a run that has not started yet (no run_state.json)")(
-      "poll", po::value<double>()->default_value(0.25), "seconds between looks at the log");
+      "wait-start", DurationValue("10s"),
+      "how long to wait for a run that has not started yet (no run_state.json)")(
+      "poll", DurationValue("0.25s"), "the time between looks at the log");
   po::variables_map vm;
   std::string work_dir;
   if (auto done = ParseWithWorkDir("attach", argc, argv, options, &vm, &work_dir)) return *done;
   const bool json = vm["json"].as<bool>();
-  const double poll = std::max(0.01, vm["poll"].as<double>());
+  Result<double> poll_flag = DurationFlag(vm, "poll", /*fractions=*/true);
+  if (!poll_flag.ok()) return Fail("attach", poll_flag.status());
+  Result<double> wait_start = DurationFlag(vm, "wait-start", /*fractions=*/true);
+  if (!wait_start.ok()) return Fail("attach", wait_start.status());
+  const double poll = std::max(0.01, poll_flag.value());
   if (IsCasesDir(work_dir)) return CasesDirAttach(work_dir, json, poll);
   std::ostream* log_out = json ? &std::cerr : &std::cout;
 
@@ -334,7 +342,7 @@ int AttachMain(int argc, char** argv) {
     if (!inspected.ok()) return Fail("attach", inspected.status());
     const WorkDirInfo& info = inspected.value();
     if (info.phase == WorkDirPhase::kNotStarted) {
-      if (Seconds(Clock::now() - began) >= vm["wait-start"].as<double>()) {
+      if (Seconds(Clock::now() - began) >= wait_start.value()) {
         return Fail(
             "attach",
             Status::InvalidInput(
@@ -378,33 +386,44 @@ int AttachMain(int argc, char** argv) {
 
 int CancelMain(int argc, char** argv) {
   po::options_description options("Cancel");
-  options.add_options()("kill-grace", po::value<int>()->default_value(10),
-                        "seconds between the stop request and the kill, when trtllm-run stops "
+  options.add_options()("kill-grace", DurationValue("10s"),
+                        "time between the stop request and the kill, when trtllm-run stops "
                         "the job itself")(
-      "wait", po::value<double>(),
-      "seconds to wait for the supervising trtllm-run to stop the job and write its verdict "
-      "(default: its kill grace + 30)");
+      "wait", DurationValue(),
+      "how long to wait for the supervising trtllm-run to stop the job and write its verdict "
+      "(default: its kill grace + 30s)")("json", po::bool_switch(),
+                                         "print the verdict as result.json on stdout");
   options.add(PluginOptions());
   po::variables_map vm;
   std::string work_dir;
   if (auto done = ParseWithWorkDir("cancel", argc, argv, options, &vm, &work_dir)) return *done;
-  int kill_grace = vm["kill-grace"].as<int>();
-  if (kill_grace < 0) return UsageError("cancel", "--kill-grace must be >= 0");
+  Result<int> kill_grace_flag = KillGraceFlag(vm);
+  if (!kill_grace_flag.ok()) return Fail("cancel", kill_grace_flag.status());
+  const int kill_grace = kill_grace_flag.value();
+  std::optional<double> wait_flag;
+  if (vm.count("wait")) {
+    Result<double> wait = DurationFlag(vm, "wait", /*fractions=*/true);
+    if (!wait.ok()) return Fail("cancel", wait.status());
+    wait_flag = wait.value();
+  }
   if (IsCasesDir(work_dir)) {
-    return CasesDirCancel(work_dir, vm.count("wait") ? vm["wait"].as<double>() : kill_grace + 60.0,
-                          kill_grace);
+    return CasesDirCancel(work_dir, wait_flag.value_or(kill_grace + 60.0), kill_grace);
   }
 
   Result<WorkDirInfo> inspected = Inspect(work_dir);
   if (!inspected.ok()) return Fail("cancel", inspected.status());
   WorkDirInfo info = inspected.value();
+  const bool json = vm["json"].as<bool>();
+  std::ostream& text = json ? std::cerr : std::cout;
   if (info.phase == WorkDirPhase::kFinished) {
-    std::cout << "nothing to cancel: " << work_dir
-              << " already finished: " << RunStatusName(info.result->status) << "\n";
+    text << "nothing to cancel: " << work_dir
+         << " already finished: " << RunStatusName(info.result->status) << "\n";
+    if (json) std::cout << CancelJson(work_dir, false, &*info.result);
     return 0;
   }
   if (info.phase == WorkDirPhase::kNotStarted) {
-    std::cout << "nothing to cancel: nothing was started in " << work_dir << "\n";
+    text << "nothing to cancel: nothing was started in " << work_dir << "\n";
+    if (json) std::cout << CancelJson(work_dir, false, nullptr);
     return 0;
   }
   if (!info.same_host) {
@@ -430,7 +449,7 @@ int CancelMain(int argc, char** argv) {
   //    writes the verdict.
   if (info.supervisor_alive) {
     int supervisor = info.state->supervisor_pid;
-    double wait = vm.count("wait") ? vm["wait"].as<double>() : GraceOf(info, 30) + 30.0;
+    double wait = wait_flag ? *wait_flag : GraceOf(info, 30) + 30.0;
     std::cerr << "trtllm-run cancel: asking trtllm-run (pid " << supervisor
               << ") to stop the job (SIGTERM); waiting up to " << wait << "s\n";
     ::kill(supervisor, SIGTERM);
@@ -465,8 +484,9 @@ int CancelMain(int argc, char** argv) {
   // 3. The verdict: the supervisor's, else CANCELLED written here.
   Result<WorkDirInfo> final_info = Inspect(work_dir);
   if (final_info.ok() && final_info->result) {
-    std::cout << "cancelled: " << work_dir << ": " << RunStatusName(final_info->result->status)
-              << " (" << final_info->result->reason << ")\n";
+    text << "cancelled: " << work_dir << ": " << RunStatusName(final_info->result->status) << " ("
+         << final_info->result->reason << ")\n";
+    if (json && stopped.ok()) std::cout << CancelJson(work_dir, true, &*final_info->result);
   } else if (stopped.ok()) {
     RunResult result;
     result.status = RunStatus::kCancelled;
@@ -487,7 +507,8 @@ int CancelMain(int argc, char** argv) {
     if (!info.state->job_id.empty()) result.details["job_id"] = info.state->job_id;
     Status written = WriteResult(result);
     if (!written.ok()) return Fail("cancel", written);
-    std::cout << "cancelled: " << work_dir << ": CANCELLED (" << result.reason << ")\n";
+    text << "cancelled: " << work_dir << ": CANCELLED (" << result.reason << ")\n";
+    if (json) std::cout << CancelJson(work_dir, true, &result);
   }
   if (!stopped.ok()) return Fail("cancel", stopped);
   return 0;

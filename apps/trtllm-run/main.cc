@@ -3,16 +3,22 @@
 // in libcore and the plugins.
 #include <signal.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iomanip>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "cli.h"
+#include "trtllm_run/edit_distance.h"
 #include "trtllm_run/plugin_api.h"
 #include "trtllm_run/version.h"
 
 namespace {
 
+// A subcommand: its main parses its option table with cli::Parse first thing, which is
+// how --help-man and --completion read every table (cli::SetDescribeHook).
 struct Subcommand {
   const char* name;
   const char* description;
@@ -45,16 +51,61 @@ const Subcommand kSubcommands[] = {
 };
 
 void PrintUsage(std::ostream& out) {
+  const int width = trtllm_run::cli::HelpWidth();
   out << "usage: trtllm-run [SUBCOMMAND] [options]\n\n"
-      << "Runs one TensorRT-LLM case (pytest, trtllm-bench, trtllm-eval or any command) on\n"
-      << "this host, in Docker or on Slurm, and reports a verdict as its exit code.\n\n"
-      << "subcommands:\n";
+      << trtllm_run::cli::Wrap(
+             "Runs one TensorRT-LLM case (pytest, trtllm-bench, trtllm-eval or any command) on "
+             "this host, in Docker or on Slurm, and reports a verdict as its exit code.",
+             width, 0, 0)
+      << "\n\nsubcommands:\n";
   for (const Subcommand& subcommand : kSubcommands) {
-    out << "  " << std::left << std::setw(9) << subcommand.name << subcommand.description << "\n";
+    std::string name = std::string("  ") + subcommand.name;
+    name.resize(std::max<std::size_t>(name.size() + 2, 12), ' ');
+    out << name << trtllm_run::cli::Wrap(subcommand.description, width, 0, 12) << "\n";
   }
-  out << "\nexit codes: 0 PASSED, 1 FAILED, 2 bad input (nothing started), 3 ERROR,\n"
-      << "  4 TIMEOUT, 5 HANG_DETECTED, 6 CANCELLED, 7 OUT_OF_MEMORY, 130 interrupted\n"
-      << "'trtllm-run SUBCOMMAND --help' lists a subcommand's options.\n";
+  out << "\n"
+      << trtllm_run::cli::Wrap(std::string("exit codes: ") + trtllm_run::cli::ExitCodesText(),
+                               width, 0, 2)
+      << "\n"
+      << trtllm_run::cli::Wrap(std::string("durations: ") + trtllm_run::cli::DurationsText(), width,
+                               0, 2)
+      << "\n'trtllm-run SUBCOMMAND --help' lists a subcommand's options; 'trtllm-run "
+         "--help-man' prints the man page, 'trtllm-run --completion bash|zsh' the completion.\n";
+}
+
+// Every subcommand's table, read through the describe hook (nothing runs).
+std::vector<trtllm_run::cli::CommandDoc> DescribeSubcommands() {
+  std::vector<trtllm_run::cli::CommandDoc> docs;
+  for (const Subcommand& subcommand : kSubcommands) {
+    trtllm_run::cli::CommandDoc described;
+    described.name = subcommand.name;
+    trtllm_run::cli::SetDescribeHook(
+        [&](const trtllm_run::cli::CommandDoc& doc) { described = doc; });
+    char* argv[] = {const_cast<char*>(subcommand.name), nullptr};
+    subcommand.main(1, argv);
+    trtllm_run::cli::SetDescribeHook(nullptr);
+    described.description = subcommand.description;
+    docs.push_back(described);
+  }
+  return docs;
+}
+
+// --help-man, --completion SHELL: the generated documents on stdout.
+int PrintGenerated(int argc, char** argv) {
+  if (std::strcmp(argv[1], "--help-man") == 0) {
+    std::cout << trtllm_run::cli::ManPage(DescribeSubcommands(), trtllm_run::Version());
+    return 0;
+  }
+  const std::string shell = argc >= 3 ? argv[2] : "";
+  if (shell == "bash") {
+    std::cout << trtllm_run::cli::BashCompletion(DescribeSubcommands());
+  } else if (shell == "zsh") {
+    std::cout << trtllm_run::cli::ZshCompletion(DescribeSubcommands());
+  } else {
+    std::cerr << "trtllm-run: error: --completion takes bash or zsh, not '" << shell << "'\n";
+    return trtllm_run::kExitBadInput;
+  }
+  return 0;
 }
 
 }  // namespace
@@ -71,15 +122,28 @@ int main(int argc, char** argv) {
               << TRTLLM_RUN_PLUGIN_API_VERSION << ")\n";
     return 0;
   }
+  if (argc >= 2 &&
+      (std::strcmp(argv[1], "--help-man") == 0 || std::strcmp(argv[1], "--completion") == 0)) {
+    return PrintGenerated(argc, argv);
+  }
   if (argc < 2) {
     PrintUsage(std::cerr);
     return trtllm_run::kExitBadInput;
+  }
+  for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
+    if (std::strcmp(argv[i], "--json") == 0) trtllm_run::cli::SetJsonErrors(true);
   }
   for (const Subcommand& subcommand : kSubcommands) {
     if (std::strcmp(argv[1], subcommand.name) == 0) return subcommand.main(argc - 1, argv + 1);
   }
   if (argv[1][0] == '-') return trtllm_run::cli::RunMain(argc, argv);  // `run` is the default
-  std::cerr << "trtllm-run: error: unknown subcommand '" << argv[1] << "'\n";
-  PrintUsage(std::cerr);
-  return trtllm_run::kExitBadInput;
+  std::vector<std::string> names;
+  for (const Subcommand& subcommand : kSubcommands) names.push_back(subcommand.name);
+  const std::string closest = trtllm_run::ClosestName(argv[1], names);
+  std::string hint = "subcommands: ";
+  for (const std::string& name : names) hint += name + (name == names.back() ? "" : ", ");
+  if (!closest.empty()) hint = "did you mean '" + closest + "'? " + hint;
+  return trtllm_run::cli::Fail(
+      "", trtllm_run::Status::InvalidInput("unknown subcommand '" + std::string(argv[1]) + "'",
+                                           hint + "; 'trtllm-run --help' describes them"));
 }

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "trtllm_run/input_limits.h"
+#include "trtllm_run/render.h"
 #include "trtllm_run/text.h"
 #include "yaml_util.h"
 
@@ -310,7 +311,8 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
   TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, origin));
   const std::string layout =
       "clusters.yaml is a mapping with 'clusters:' (a list of cluster mappings) and an "
-      "optional 'defaults:' mapping; see examples/clusters.yaml";
+      "optional 'defaults:' mapping; see " +
+      ExampleCatalogPath();
   if (root.IsNull()) {
     return Status::InvalidInput(origin + ": the file is empty", layout);
   }
@@ -375,17 +377,19 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
   return catalog;
 }
 
+std::string ExampleCatalogPath() { return DataDirectory() + "/examples/clusters.yaml"; }
+
 Result<ClusterCatalog> LoadClusterCatalog(const std::string& path) {
   std::error_code error;
   if (!fs::exists(path, error)) {
     return Status::NotFound("cluster catalog '" + path + "' does not exist",
-                            "give an existing clusters.yaml (see examples/clusters.yaml)");
+                            "give an existing clusters.yaml (see " + ExampleCatalogPath() + ")");
   }
   Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "cluster catalog");
   if (!text.ok()) {
     if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
     return Status::InvalidInput("cluster catalog: " + text.status().message(),
-                                "give a readable clusters.yaml (see examples/clusters.yaml)");
+                                "give a readable clusters.yaml (see " + ExampleCatalogPath() + ")");
   }
   return ParseClusterCatalog(text.value(), path);
 }

@@ -25,7 +25,14 @@ Result<std::unique_ptr<Scenario>> ScenarioFor(const HeldAllocation& a) {
   connection.work_dir = "(release)";
   connection.ssh_host = a.host;
   connection.slurm_user = a.user;
-  if (!a.ssh_config_file.empty()) connection.extra["ssh_config_file"] = a.ssh_config_file;
+  const std::pair<const char*, const std::string*> connection_extras[] = {
+      {"ssh_config_file", &a.ssh_config_file},
+      {"ssh_port", &a.ssh_port},
+      {"ssh_identity_file", &a.ssh_identity_file},
+      {"ssh_options", &a.ssh_options}};
+  for (const auto& [key, value] : connection_extras) {
+    if (!value->empty()) connection.extra[key] = *value;
+  }
   Result<SshOptions> options = SshOptionsForSpec(connection);
   if (!options.ok()) return options.status();
   Result<std::unique_ptr<SshScenario>> ssh = MakeSshScenario(options.value());

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -201,6 +202,15 @@ std::string BuildScript(const JobSpec& spec, const std::string& command) {
 
 }  // namespace
 
+void AddSshConnectionExtras(const CaseRequest& request, JobSpec* spec) {
+  if (request.ssh_config_file) spec->extra["ssh_config_file"] = *request.ssh_config_file;
+  if (request.ssh_port) spec->extra["ssh_port"] = std::to_string(*request.ssh_port);
+  if (request.identity) spec->extra["ssh_identity_file"] = *request.identity;
+  std::string options;
+  for (const std::string& option : request.ssh_option) options += option + "\n";
+  if (!options.empty()) spec->extra["ssh_options"] = options;
+}
+
 Result<SshOptions> SshOptionsForSpec(const JobSpec& spec) {
   if (spec.ssh_host.empty()) {
     return Status::InvalidInput("job_spec.json of " + spec.work_dir + " has no ssh_host",
@@ -211,6 +221,19 @@ Result<SshOptions> SshOptionsForSpec(const JobSpec& spec) {
   bool has_user = spec.ssh_host.find('@') != std::string::npos;
   if (!has_user && !spec.slurm_user.empty()) options.user = spec.slurm_user;
   options.ssh_config_file = Extra(spec, "ssh_config_file");
+  if (std::string port = Extra(spec, "ssh_port"); !port.empty()) {
+    try {
+      options.port = std::stoi(port);
+    } catch (const std::exception&) {
+      return Status::InvalidInput("job_spec.json of " + spec.work_dir + ": ssh_port '" + port +
+                                  "' is not a number");
+    }
+  }
+  options.identity_file = Extra(spec, "ssh_identity_file");
+  std::istringstream ssh_options(Extra(spec, "ssh_options"));
+  for (std::string line; std::getline(ssh_options, line);) {
+    if (!line.empty()) options.extra_options.push_back(line);
+  }
   if (const char* secret = std::getenv(kSlurmPasswordEnv); secret && *secret) {
     options.password_env = kSlurmPasswordEnv;
   } else if (const char* file = std::getenv(kSlurmPasswordFileEnv); file && *file) {

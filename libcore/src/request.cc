@@ -8,7 +8,9 @@
 #include <climits>
 #include <map>
 
+#include "trtllm_run/edit_distance.h"
 #include "trtllm_run/input_limits.h"
+#include "trtllm_run/slurm_time.h"
 #include "trtllm_run/text.h"
 #include "utf8.h"
 #include "yaml_util.h"
@@ -31,6 +33,7 @@ struct FieldDef {
   BoolMember boolean = nullptr;
   ListMember list = nullptr;
   bool allows_zero = false;  // kInt: 0 is a meaningful value (required_devices: CPU only)
+  bool slurm_time = false;   // kString: a Slurm time limit, stored as sbatch --time reads it
 };
 
 FieldDef Str(const char* name, StringMember member, const char* help) {
@@ -47,6 +50,12 @@ FieldDef Int(const char* name, IntMember member, const char* help) {
 FieldDef IntOrZero(const char* name, IntMember member, const char* help) {
   FieldDef def = Int(name, member, help);
   def.allows_zero = true;
+  return def;
+}
+// A Slurm time limit: the duration syntax of every time flag, stored as Slurm's text.
+FieldDef SlurmTime(const char* name, StringMember member, const char* help) {
+  FieldDef def = Str(name, member, help);
+  def.slurm_time = true;
   return def;
 }
 FieldDef Bool(const char* name, BoolMember member, const char* help) {
@@ -97,7 +106,8 @@ const std::vector<FieldDef>& FieldTable() {
           "Slurm nodes (default: ceil(total_required_devices / required_devices_per_node))"),
       Str("partition", &R::partition, "Slurm partition (required for Slurm)"),
       Str("account", &R::account, "Slurm account (default: the user's default account)"),
-      Str("time_limit", &R::time_limit, "Slurm walltime (default: 02:00:00)"),
+      SlurmTime("time_limit", &R::time_limit,
+                "Slurm walltime: 2h, 90m, HH:MM:SS, D-HH:MM:SS or Slurm minutes (default: 2h)"),
       Str("device_type", &R::device_type,
           "Required GPU type, e.g. B200, GB200; may route to a remote cluster"),
       Str("checkpoint_path", &R::checkpoint_path, "Host model checkpoint path"),
@@ -124,6 +134,9 @@ const std::vector<FieldDef>& FieldTable() {
           "Full SSH destination of the login node (overrides the catalog)"),
       Str("ssh_config_file", &R::ssh_config_file,
           "ssh_config file (ssh -F) for the login node: port, key, proxy, host alias"),
+      Int("ssh_port", &R::ssh_port, "SSH port of the login node (default: ssh's, or ssh_config)"),
+      Str("identity", &R::identity, "SSH private key file for the login node"),
+      List("ssh_option", &R::ssh_option, "Extra ssh -o Key=Value for the login node (repeatable)"),
       Str("user_name", &R::user_name, "Login user name (default: the current user)"),
       Str("slurm_user", &R::slurm_user, "SSH/Slurm user name, used verbatim"),
       Str("remote_cwd", &R::remote_cwd, "Remote working directory"),
@@ -135,9 +148,9 @@ const std::vector<FieldDef>& FieldTable() {
       Bool("release_allocation", &R::release_allocation,
            "remote_slurm: release the allocation after the run; false keeps it for later runs "
            "(default: true)"),
-      Str("alloc_time_limit", &R::alloc_time_limit,
-          "Slurm --time of a held allocation (persistent_mode, release_allocation false; "
-          "default: 01:00:00)"),
+      SlurmTime("alloc_time_limit", &R::alloc_time_limit,
+                "Slurm --time of a held allocation (persistent_mode, release_allocation false; "
+                "a duration as --time-limit; default: 1h)"),
       Str("repo_root", &R::repo_root,
           "TensorRT-LLM repo root (default: the git top level above the cwd, else the cwd)"),
       Str("scenario", &R::scenario, "Executor to use (default: chosen by routing)"),
@@ -170,37 +183,11 @@ const FieldDef* FindField(std::string_view name) {
   return nullptr;
 }
 
-// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
-size_t EditDistance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
 // The closest field name to `name`, or "" when none is plausibly meant.
 std::string ClosestField(std::string_view name) {
-  std::string snake = ToSnake(name);
-  std::string best;
-  size_t best_distance = SIZE_MAX;
-  for (const FieldDef& def : FieldTable()) {
-    size_t distance = EditDistance(snake, def.name);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = def.name;
-    }
-  }
-  size_t limit = std::max<size_t>(2, snake.size() / 3);
-  return best_distance <= limit ? best : "";
+  std::vector<std::string> names;
+  for (const FieldDef& def : FieldTable()) names.push_back(def.name);
+  return ClosestName(ToSnake(name), names);
 }
 
 std::string ValidNames(bool kebab) {
@@ -254,6 +241,12 @@ Status SetField(const FieldDef& def, CaseRequest* request, std::string_view valu
                 std::string_view origin) {
   switch (def.type) {
     case FieldType::kString:
+      if (def.slurm_time) {
+        Result<std::string> slurm = NormalizeSlurmTime(value, def.name + FromOrigin(origin));
+        if (!slurm.ok()) return slurm.status();
+        request->*def.str = slurm.value();
+        return Status::Ok();
+      }
       request->*def.str = std::string(value);
       return Status::Ok();
     case FieldType::kInt: {
@@ -567,7 +560,7 @@ bool IsCommandField(const std::string& name) {
 // The fields that become an ssh destination or an option value of ssh.
 bool IsSshField(const std::string& name) {
   return name == "ssh_host" || name == "slurm_user" || name == "user_name" ||
-         name == "slurm_cluster";
+         name == "slurm_cluster" || name == "identity" || name == "ssh_option";
 }
 
 Status CheckValue(const std::string& field, const std::string& value) {

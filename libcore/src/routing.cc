@@ -49,9 +49,11 @@ std::string Given(const std::optional<std::string>& value) {
   return value && !value->empty() ? *value : "";
 }
 
-const char kCatalogHint[] =
-    "create a cluster catalog (--clusters FILE, $TRTLLM_RUN_CLUSTERS or "
-    "~/.config/trtllm-run/clusters.yaml; see examples/clusters.yaml)";
+std::string CatalogHint() {
+  return "create a cluster catalog (--clusters FILE, $TRTLLM_RUN_CLUSTERS or "
+         "~/.config/trtllm-run/clusters.yaml; see " +
+         ExampleCatalogPath() + ")";
+}
 
 // Routing state shared by the rules below.
 class Router {
@@ -244,7 +246,7 @@ class Router {
       if (catalog_ == nullptr) {
         return Status::InvalidInput(
             "unknown cluster '" + name + "' (slurm_cluster): no cluster catalog was found",
-            std::string("give --ssh-host for it, or ") + kCatalogHint);
+            "give --ssh-host for it, or " + CatalogHint());
       }
       return Status::InvalidInput(
           "unknown cluster '" + name + "' (slurm_cluster): not in the catalog " + catalog_->path,
@@ -261,10 +263,9 @@ class Router {
     std::string wanted =
         "device_type " + device_type + " with " + std::to_string(per_node) + " GPU(s) per node";
     if (catalog_ == nullptr) {
-      return Status::InvalidInput(
-          why + "; auto-selecting a cluster for " + wanted +
-              " needs a cluster catalog and none was found",
-          std::string("give --slurm-cluster NAME with --ssh-host, or ") + kCatalogHint);
+      return Status::InvalidInput(why + "; auto-selecting a cluster for " + wanted +
+                                      " needs a cluster catalog and none was found",
+                                  "give --slurm-cluster NAME with --ssh-host, or " + CatalogHint());
     }
     std::vector<const ClusterEntry*> matches = catalog_->FindByDevice(device_type, per_node);
     if (matches.empty()) {

@@ -86,7 +86,7 @@ Result<std::unique_ptr<Scenario>> MakeRemoteScenario(const CaseRequest& request,
   connection.work_dir = "(planning)";
   connection.ssh_host = placement.ssh_host;
   connection.slurm_user = placement.slurm_user;
-  if (request.ssh_config_file) connection.extra["ssh_config_file"] = *request.ssh_config_file;
+  AddSshConnectionExtras(request, &connection);
   Result<SshOptions> options = SshOptionsForSpec(connection);
   if (!options.ok()) return options.status();
   if (request.slurm_password) options->password = *request.slurm_password;

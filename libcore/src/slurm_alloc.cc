@@ -96,6 +96,9 @@ std::string ToJson(const HeldAllocation& a) {
   str("host", a.host);
   str("user", a.user);
   str("ssh_config_file", a.ssh_config_file);
+  str("ssh_port", a.ssh_port);
+  str("ssh_identity_file", a.ssh_identity_file);
+  str("ssh_options", a.ssh_options);
   str("partition", a.partition);
   str("account", a.account);
   str("time_limit", a.time_limit);
@@ -126,6 +129,9 @@ std::optional<HeldAllocation> FromJson(const std::string& text, const std::strin
   a.host = str("host");
   a.user = str("user");
   a.ssh_config_file = str("ssh_config_file");
+  a.ssh_port = str("ssh_port");
+  a.ssh_identity_file = str("ssh_identity_file");
+  a.ssh_options = str("ssh_options");
   a.partition = str("partition");
   a.account = str("account");
   a.time_limit = str("time_limit");
@@ -281,6 +287,9 @@ Result<Acquired> Acquire(const JobSpec& spec, const ExecContext& context, SlurmC
   a.host = host;
   a.user = host.empty() ? "" : spec.slurm_user;
   a.ssh_config_file = host.empty() ? "" : Extra(spec, "ssh_config_file");
+  a.ssh_port = host.empty() ? "" : Extra(spec, "ssh_port");
+  a.ssh_identity_file = host.empty() ? "" : Extra(spec, "ssh_identity_file");
+  a.ssh_options = host.empty() ? "" : Extra(spec, "ssh_options");
   a.job_id = job_id.value();
   const SlurmParams params = spec.slurm_params.value_or(SlurmParams{});
   a.partition = !params.partition.empty() ? params.partition : spec.partition;

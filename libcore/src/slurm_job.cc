@@ -153,7 +153,7 @@ Status AddSlurmRunFields(const CaseRequest& request, bool remote, JobSpec* spec)
   // Persistent mode is a local_slurm choice of the request (remote_slurm reuses held
   // allocations through release_allocation instead).
   spec->persistent_mode = !remote && request.persistent_mode.value_or(false);
-  if (request.ssh_config_file) spec->extra["ssh_config_file"] = *request.ssh_config_file;
+  AddSshConnectionExtras(request, spec);
   if (request.release_allocation) {
     spec->extra["release_allocation"] = *request.release_allocation ? "true" : "false";
   }

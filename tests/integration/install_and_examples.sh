@@ -64,6 +64,38 @@ if compgen -G "$PREFIX/lib/trtllm-run/plugins/*" | grep -v -e workflow_ -e execu
   fail "unexpected files in $PREFIX/lib/trtllm-run/plugins: $(ls "$PREFIX/lib/trtllm-run/plugins")"
 fi
 
+echo "== the man page, shell completion and examples are installed"
+for path in share/man/man1/trtllm-run.1 \
+  share/bash-completion/completions/trtllm-run \
+  share/zsh/site-functions/_trtllm-run \
+  share/trtllm-run/examples/clusters.yaml \
+  share/trtllm-run/examples/cases/hello.yaml \
+  share/trtllm-run/examples/cases/many.yaml \
+  share/trtllm-run/examples/cases/ids.txt; do
+  [[ -s "$PREFIX/$path" ]] || fail "install did not create $PREFIX/$path"
+done
+page=$PREFIX/share/man/man1/trtllm-run.1
+if command -v man >/dev/null; then
+  echo "   rendering with man -l"
+  MANWIDTH=100 man -l "$page" >"$TMP/man.out" 2>"$TMP/man.err" || fail "man -l $page failed"
+else
+  echo "   rendering with nroff -man (man is not installed)"
+  nroff -man "$page" >"$TMP/man.out" 2>"$TMP/man.err" || fail "nroff -man $page failed"
+fi
+[[ ! -s "$TMP/man.err" ]] || fail "rendering $page warned: $(cat "$TMP/man.err")"
+col -b <"$TMP/man.out" | grep -q -- '--time-limit DURATION' || fail "$page lacks --time-limit"
+completion=$PREFIX/share/bash-completion/completions/trtllm-run
+bash -c "source '$completion' && complete -p trtllm-run" | grep -qx 'complete -F _trtllm_run trtllm-run' ||
+  fail "sourcing $completion does not register the completion of trtllm-run"
+completed=$(bash -c "source '$completion' && COMP_WORDS=(trtllm-run pl) && COMP_CWORD=1 &&
+  _trtllm_run && echo \"\${COMPREPLY[*]}\"")
+[[ $completed == "plugins plan" ]] || fail "completing 'trtllm-run pl' gave '$completed'"
+# Hints about the cluster catalog name the installed sample.
+XDG_CONFIG_HOME=$TMP/no-config TRTLLM_RUN_CLUSTERS= "$PREFIX/bin/trtllm-run" env \
+  --slurm-cluster eos >"$TMP/hint.out" 2>"$TMP/hint.err" && fail "env --slurm-cluster eos passed"
+grep -qF "$PREFIX/share/trtllm-run/examples/clusters.yaml" "$TMP/hint.err" ||
+  fail "the catalog hint does not name the installed clusters.yaml: $(cat "$TMP/hint.err")"
+
 echo "== build the examples out of tree against $PREFIX"
 PLUGIN_BUILD="$TMP/build-executor-plugin"
 EMBED_BUILD="$TMP/build-embed"

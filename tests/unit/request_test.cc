@@ -89,6 +89,14 @@ const std::map<std::string, std::function<std::string(const CaseRequest&)>>& Mem
       {"slurm_cluster", s(&R::slurm_cluster)},
       {"ssh_host", s(&R::ssh_host)},
       {"ssh_config_file", s(&R::ssh_config_file)},
+      {"ssh_port", i(&R::ssh_port)},
+      {"identity", s(&R::identity)},
+      {"ssh_option",
+       [](const CaseRequest& r) {
+         std::string out;
+         for (const std::string& o : r.ssh_option) out += "l:" + o + ";";
+         return out;
+       }},
       {"user_name", s(&R::user_name)},
       {"slurm_user", s(&R::slurm_user)},
       {"remote_cwd", s(&R::remote_cwd)},
@@ -120,8 +128,10 @@ std::map<std::string, std::string> Given(const CaseRequest& request) {
   return given;
 }
 
-std::string SampleValue(FieldType type) {
-  switch (type) {
+std::string SampleValue(const RequestField& field) {
+  // The Slurm time limits take durations or Slurm times only (slurm_time.h).
+  if (field.name == "time_limit" || field.name == "alloc_time_limit") return "45";
+  switch (field.type) {
     case FieldType::kInt:
       return "7";
     case FieldType::kBool:
@@ -169,7 +179,7 @@ TEST_CASE("Each field sets exactly its own member, by flag, by name and from a f
   TempDir dir;
   for (const RequestField& field : RequestFields()) {
     INFO(field.name);
-    std::string value = SampleValue(field.type);
+    std::string value = SampleValue(field);
     CaseRequest by_flag;
     REQUIRE(SetRequestField(&by_flag, field.flag, value, "--" + field.flag).ok());
     std::map<std::string, std::string> given = Given(by_flag);
@@ -525,7 +535,7 @@ TEST_CASE("MergeRequest copies exactly the given fields", "[request]") {
   // Every settable field is merged.
   CaseRequest all;
   for (const RequestField& field : RequestFields()) {
-    REQUIRE(SetRequestField(&all, field.name, SampleValue(field.type), "x").ok());
+    REQUIRE(SetRequestField(&all, field.name, SampleValue(field), "x").ok());
   }
   CaseRequest target;
   MergeRequest(all, &target);

@@ -46,6 +46,10 @@ TRTLLM_RUN_API const std::vector<std::string>& ClusterEntryKeys();
 TRTLLM_RUN_API Result<ClusterCatalog> ParseClusterCatalog(const std::string& text,
                                                           const std::string& origin);
 
+// The documented sample catalog as installed (share/trtllm-run/examples/clusters.yaml;
+// the build tree mirrors it), named by hints about the catalog.
+TRTLLM_RUN_API std::string ExampleCatalogPath();
+
 // Reads and parses one file (kNotFound when it does not exist).
 TRTLLM_RUN_API Result<ClusterCatalog> LoadClusterCatalog(const std::string& path);
 

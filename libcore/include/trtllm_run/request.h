@@ -60,6 +60,9 @@ struct CaseRequest {
   std::optional<std::string> slurm_cluster;
   std::optional<std::string> ssh_host;
   std::optional<std::string> ssh_config_file;  // ssh -F FILE for the login node
+  std::optional<int> ssh_port;                 // ssh -p PORT (default: ssh's)
+  std::optional<std::string> identity;         // ssh -i FILE, IdentitiesOnly (default: ssh's keys)
+  std::vector<std::string> ssh_option;         // more ssh -o Key=Value
   std::optional<std::string> user_name;
   std::optional<std::string> slurm_user;
   std::optional<std::string> remote_cwd;

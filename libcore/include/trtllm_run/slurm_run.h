@@ -39,6 +39,7 @@ TRTLLM_RUN_API extern const char kFirstPollDelayEnv[];
 
 // job_spec.json `extra` keys of the Slurm executors.
 //   ssh_config_file     remote_slurm: an ssh_config file (ssh -F) for the connection
+//   ssh_port, ssh_identity_file, ssh_options (one Key=Value a line): ssh -p, -i, -o
 //   release_allocation  remote_slurm: "false" keeps the allocation for later runs
 //   alloc_time_limit    persistent/held allocations: their Slurm --time (default 01:00:00)
 //   build_command       remote_slurm: the build job's command (default kDefaultBuildCommand)
@@ -106,6 +107,10 @@ TRTLLM_RUN_API Status CancelSlurmJob(const JobSpec& spec, const ExecContext& con
 // $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
 TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
 
+// The request's SSH connection fields (ssh_config_file, ssh_port, identity, ssh_option)
+// as the `extra` keys SshOptionsForSpec reads.
+TRTLLM_RUN_API void AddSshConnectionExtras(const CaseRequest& request, JobSpec* spec);
+
 // The job id recorded in a work dir ("" when none). Not checked: see IsSlurmJobId.
 TRTLLM_RUN_API std::string RecordedSlurmJobId(const std::string& work_dir);
 
@@ -123,6 +128,7 @@ struct HeldAllocation {
   std::string host;    // "" (this host) or the ssh destination it lives on
   std::string user;    // the ssh user, when the destination names none
   std::string ssh_config_file;
+  std::string ssh_port, ssh_identity_file, ssh_options;  // as job_spec.json `extra` has them
   std::string partition, account, time_limit;
   long long created_at = 0;    // unix seconds
   long long last_used_at = 0;  // unix seconds; the idle check compares it with idle_limit

@@ -1,0 +1,56 @@
+// Slurm time limits in the duration syntax of every time flag (slurm_time.h) and the
+// did-you-mean helper (edit_distance.h).
+#include <catch2/catch.hpp>
+#include <string>
+#include <vector>
+
+#include "trtllm_run/edit_distance.h"
+#include "trtllm_run/slurm_time.h"
+
+namespace trtllm_run {
+namespace {
+
+TEST_CASE("NormalizeSlurmTime: durations become Slurm text, Slurm's forms stay", "[slurm_time]") {
+  struct Case {
+    const char* given;
+    const char* slurm;
+  };
+  for (const Case& c : std::vector<Case>{{"2h", "02:00:00"},
+                                         {"90m", "01:30:00"},
+                                         {"30s", "00:00:30"},
+                                         {"36h", "1-12:00:00"},
+                                         {"72h", "3-00:00:00"},
+                                         {" 1h ", "01:00:00"},
+                                         {"02:00:00", "02:00:00"},
+                                         {"1-00:00:00", "1-00:00:00"},
+                                         {"30:00", "30:00"},
+                                         {"45", "45"},
+                                         {"UNLIMITED", "UNLIMITED"}}) {
+    INFO(c.given);
+    Result<std::string> slurm = NormalizeSlurmTime(c.given, "time_limit");
+    REQUIRE(slurm.ok());
+    CHECK(slurm.value() == c.slurm);
+  }
+  for (const char* bad : {"", "2 hours", "2x", "h", "0", "0s", "-1h", "1:2:3:4", ":30"}) {
+    INFO(bad);
+    Result<std::string> slurm = NormalizeSlurmTime(bad, "time_limit (from --time-limit)");
+    REQUIRE_FALSE(slurm.ok());
+    CHECK(slurm.status().code() == StatusCode::kInvalidInput);
+    CHECK_THAT(slurm.status().message(),
+               Catch::StartsWith("invalid time_limit (from --time-limit) '"));
+    CHECK_THAT(slurm.status().hint(), Catch::Contains("2h, 90m, 3600s or HH:MM:SS"));
+  }
+}
+
+TEST_CASE("ClosestName: the nearest candidate within a third of the word", "[edit_distance]") {
+  const std::vector<std::string> flags = {"--partition", "--partitions", "--account", "--format"};
+  CHECK(ClosestName("--partiton", flags) == "--partition");
+  CHECK(ClosestName("--acount", flags) == "--account");
+  CHECK(ClosestName("--fromat", flags) == "--format");  // a transposition is one edit
+  CHECK(ClosestName("--zzzzzzzz", flags).empty());
+  CHECK(EditDistance("status", "statsu") == 1);
+  CHECK(EditDistance("", "abc") == 3);
+}
+
+}  // namespace
+}  // namespace trtllm_run
