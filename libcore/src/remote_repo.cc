@@ -438,6 +438,7 @@ RunResult RunJob(RemoteRun* run, SlurmClient* client) {
     request.success_patterns = spec.success_patterns;
     request.failure_patterns = spec.failure_patterns;
     request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
+    request.max_pending_seconds = spec.max_pending_seconds;
     request.echo = true;
     request.record = true;
     result = internal::SubmitAndWatch(client, spec, run->context, request);

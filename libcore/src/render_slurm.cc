@@ -1049,6 +1049,7 @@ Status PrepareSlurmJob(const CaseRequest& request, const JobPlan& plan, const Pl
   spec->custom_env = plan.env;
   spec->working_dir = plan.working_dir;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
+  spec->max_pending_seconds = plan.max_pending_seconds;
   spec->success_patterns = job.patterns.success;
   spec->failure_patterns = job.patterns.failure;
   spec->required_devices = plan.required_devices;

@@ -239,6 +239,12 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   Result<int> timeout =
       ParseDurationSeconds(request.monitor_timeout.value_or("3600"), "monitor_timeout");
   if (!timeout.ok()) return timeout.status();
+  int max_pending = 0;
+  if (request.max_pending) {
+    Result<int> parsed = ParseDurationSeconds(*request.max_pending, "max_pending");
+    if (!parsed.ok()) return parsed.status();
+    max_pending = parsed.value();
+  }
 
   std::shared_ptr<Workflow> workflow;
   std::vector<std::string> workflow_names;
@@ -258,6 +264,7 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   planned.plan = std::move(plan.value());
   planned.plan.repo_root = repo_root.value();
   planned.plan.monitor_timeout_seconds = timeout.value();
+  planned.plan.max_pending_seconds = max_pending;
   planned.notes.push_back("workflow " + workflow->Name() +
                           ": claimed the request (registry order)");
   planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
@@ -479,6 +486,7 @@ Result<RunResult> Runtime::ExecuteWorkDir(const std::string& dir, const RunOptio
   planned.plan.model_name = prepared.spec.model_name;
   planned.plan.command = prepared.spec.direct_cmd;
   planned.plan.monitor_timeout_seconds = prepared.spec.monitor_timeout_seconds;
+  planned.plan.max_pending_seconds = prepared.spec.max_pending_seconds;
   planned.plan.repo_root = prepared.spec.repo_root;
   planned.notes.push_back("ran the work dir prepared earlier (" + work_dir + "/job_spec.json)");
   return ExecuteLocked(*registry_, prepared, options);

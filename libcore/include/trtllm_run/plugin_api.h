@@ -14,7 +14,8 @@
 
 // 2: Executor::Cancel, Placement in Validate/Prepare. 3: Executor::NewSession.
 // 4: Workflow::Judge, RunStatus::kSkipped, RunResult tests, PlanStep/JobSpec working_dir.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 4
+// 5: JobPlan/JobSpec max_pending_seconds.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 5
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {
