@@ -102,7 +102,8 @@ std::string JobSpecToJson(const JobSpec& spec) {
   for (const EnvVar& var : spec.custom_env) json::WriteString(&w, var.name + "=" + var.value);
   w.EndArray();
   integer("monitor_timeout_seconds", spec.monitor_timeout_seconds);
-  integer("max_pending_seconds", spec.max_pending_seconds);
+  // Only when set: a spec without a queue bound reads as before.
+  if (spec.max_pending_seconds > 0) integer("max_pending_seconds", spec.max_pending_seconds);
   w.Key("success_patterns");
   json::WriteStringArray(&w, spec.success_patterns);
   w.Key("failure_patterns");
