@@ -49,7 +49,7 @@ struct JobPlan {
 
   int monitor_timeout_seconds = 3600;
   int max_pending_seconds = 0;  // the longest wait in a scheduler's queue; 0: no bound
-  std::string repo_root;  // absolute
+  std::string repo_root;        // absolute
 
   // One line per derivation decision ("model_name from --model: llama_3_1_8b"), for the summary.
   std::vector<std::string> notes;
