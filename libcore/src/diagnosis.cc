@@ -8,11 +8,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <string_view>
 
 #include "dir_util.h"
 #include "trtllm_run/text.h"
+#include "trtllm_run/slurm_pending.h"
 
 namespace trtllm_run {
 namespace {
@@ -243,7 +245,20 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
                        "the job with `trtllm-run attach`.");
   }
 
-  if (in.log_empty && in.status != RunStatus::kCancelled) {
+  if (!in.pending_reason.empty()) {
+    std::optional<HopelessPendingReason> row = FindHopelessPendingReason(in.pending_reason);
+    std::string text =
+        "The job never started: Slurm kept it pending with reason " + in.pending_reason;
+    if (row) {
+      text += " (" + row->meaning + "), which waiting cannot clear. Fix: " + row->fix + ".";
+    } else {
+      text += " until --max-pending ran out" +
+              (in.job_id.empty() ? std::string()
+                                 : " (`squeue -j " + in.job_id + " -o %r` shows the reason)") +
+              ". Give a longer --max-pending, or a --partition or size that starts sooner.";
+    }
+    findings.push_back(text);
+  } else if (in.log_empty && in.status != RunStatus::kCancelled) {
     std::string text =
         "Empty output file: the container (or job) failed to start before printing anything; ";
     if (!in.err_file.empty()) {
@@ -313,6 +328,7 @@ void Diagnose(RunResult* result, const JobSpec& spec) {
   in.job_id = detail("job_id");
   in.container_oom = detail("oom_killed") == "true";
   in.memory_limit = detail("memory_limit");
+  in.pending_reason = detail("pending_reason");
 
   std::uint64_t size = 0;
   std::string head;

@@ -27,6 +27,7 @@ const std::set<std::string>& FieldKeys() {
       "shell_options",
       "custom_env",
       "monitor_timeout_seconds",
+      "max_pending_seconds",
       "success_patterns",
       "failure_patterns",
       "required_devices",
@@ -107,6 +108,8 @@ std::string JobSpecToJson(const JobSpec& spec) {
   for (const EnvVar& var : spec.custom_env) json::WriteString(&w, var.name + "=" + var.value);
   w.EndArray();
   integer("monitor_timeout_seconds", spec.monitor_timeout_seconds);
+  // Only when set: a spec without a queue bound reads as before.
+  if (spec.max_pending_seconds > 0) integer("max_pending_seconds", spec.max_pending_seconds);
   w.Key("success_patterns");
   json::WriteStringArray(&w, spec.success_patterns);
   w.Key("failure_patterns");
@@ -220,6 +223,7 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
     spec.custom_env.push_back(EnvVar{entry.substr(0, eq), entry.substr(eq + 1)});
   }
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("monitor_timeout_seconds", &spec.monitor_timeout_seconds));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("max_pending_seconds", &spec.max_pending_seconds));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("success_patterns", &spec.success_patterns));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("failure_patterns", &spec.failure_patterns));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("required_devices", &spec.required_devices));

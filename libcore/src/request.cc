@@ -102,6 +102,9 @@ const std::vector<FieldDef>& FieldTable() {
           "Container image URI (default: from jenkins/current_image_tags.properties)"),
       Str("monitor_timeout", &R::monitor_timeout,
           "Wall-clock limit: 1h, 30m, 3600s, HH:MM:SS or seconds (default: 1h)"),
+      Str("max_pending", &R::max_pending,
+          "Slurm: cancel the job (ERROR) when still pending after this long; same syntax "
+          "as monitor_timeout (default: no bound)"),
       Int("node_count", &R::node_count,
           "Slurm nodes (default: ceil(total_required_devices / required_devices_per_node))"),
       Str("partition", &R::partition, "Slurm partition (required for Slurm)"),

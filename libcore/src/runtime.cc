@@ -331,6 +331,11 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   Result<int> timeout =
       ParseDurationSeconds(planned.request.monitor_timeout.value_or("3600"), "monitor_timeout");
   problems.Add(timeout.status());
+  int max_pending = 0;
+  if (planned.request.max_pending) {
+    Result<int> parsed = ParseDurationSeconds(*planned.request.max_pending, "max_pending");
+    if (problems.Add(parsed.status())) max_pending = parsed.value();
+  }
   if (!problems.empty()) return problems.ToStatus("in this case");
 
   std::shared_ptr<Workflow> workflow;
@@ -363,6 +368,7 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   planned.plan = std::move(plan.value());
   planned.plan.repo_root = repo_root.value();
   planned.plan.monitor_timeout_seconds = timeout.value();
+  planned.plan.max_pending_seconds = max_pending;
   planned.notes.push_back("workflow " + workflow_name + ": claimed the request (registry order)");
   planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
 
@@ -615,6 +621,7 @@ Result<RunResult> Runtime::ExecuteWorkDir(const std::string& dir, const RunOptio
   planned.plan.model_name = prepared.spec.model_name;
   planned.plan.command = prepared.spec.direct_cmd;
   planned.plan.monitor_timeout_seconds = prepared.spec.monitor_timeout_seconds;
+  planned.plan.max_pending_seconds = prepared.spec.max_pending_seconds;
   planned.plan.repo_root = prepared.spec.repo_root;
   planned.notes.push_back("ran the work dir prepared earlier (" + work_dir + "/job_spec.json)");
   return ExecuteLocked(*registry_, prepared, options);

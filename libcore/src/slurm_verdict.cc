@@ -8,6 +8,7 @@
 #include "trtllm_run/diagnosis.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/slurm_job.h"
+#include "trtllm_run/slurm_pending.h"
 
 namespace trtllm_run {
 namespace {
@@ -70,6 +71,8 @@ class Judge {
   std::string FailingStep() const;
   std::string WhoCancelled() const;
   void FromAction();
+  void FromHopelessPending(const std::string& ended);
+  void NeverStarted();
   bool FromFinalState(const std::string& state, const std::string& source);
   bool FromOutput();
   bool FromHangLine(const std::string& then);
@@ -156,9 +159,14 @@ std::string Judge::WhoCancelled() const {
 void Judge::FromAction() {
   const std::string job = "job " + e_.job_id;
   if (!e_.action_confirmed) {
-    std::string what = e_.action == SlurmAction::kHang             ? "a hang was detected"
-                       : e_.action == SlurmAction::kMonitorTimeout ? "the monitor timeout passed"
-                                                                   : "the run was cancelled";
+    std::string what =
+        e_.action == SlurmAction::kHang             ? "a hang was detected"
+        : e_.action == SlurmAction::kMonitorTimeout ? "the monitor timeout passed"
+        : e_.action == SlurmAction::kHopelessPending
+            ? "the job was pending with reason " + e_.action_detail
+        : e_.action == SlurmAction::kMaxPending
+            ? "the job was still pending after max_pending (" + e_.action_detail + ")"
+            : "the run was cancelled";
     Set(RunStatus::kError, what + " and scancel was sent, but " + job + " was not seen to end" +
                                (e_.action_problem.empty() ? "" : ": " + e_.action_problem));
     r_.errors.push_back(r_.reason);
@@ -189,9 +197,36 @@ void Judge::FromAction() {
       r_.user_interrupt = e_.cancel_signal == SIGINT;
       Set(RunStatus::kCancelled, "cancelled by " + r_.cancelled_by + "; " + ended);
       break;
+    case SlurmAction::kHopelessPending:
+      FromHopelessPending(ended);
+      break;
+    case SlurmAction::kMaxPending:
+      Set(RunStatus::kError, "still pending after " + std::to_string(e_.max_pending_seconds) + "s" +
+                                 ": " + e_.action_detail + "; " + ended);
+      r_.errors.push_back(r_.reason);
+      NeverStarted();
+      break;
     case SlurmAction::kNone:
       break;
   }
+}
+
+void Judge::FromHopelessPending(const std::string& ended) {
+  std::optional<HopelessPendingReason> row = FindHopelessPendingReason(e_.action_detail);
+  std::string meaning = row ? row->meaning : "it cannot start";
+  Set(RunStatus::kError, "job " + e_.job_id + " was pending with reason " + e_.action_detail +
+                             " (" + meaning + "), which waiting cannot clear; " + ended);
+  r_.errors.push_back(r_.reason);
+  NeverStarted();
+}
+
+// A job cancelled while pending ran nothing: no exit code, and the diagnosis (Diagnose)
+// names the reason instead of the empty output.
+void Judge::NeverStarted() {
+  r_.exit_code.reset();
+  r_.signal.reset();
+  r_.details["pending_reason"] = e_.action_detail;
+  r_.details.erase("slurm_exit_code");
 }
 
 // A hang line in the job's output outranks what the job's ending left after it: the
@@ -440,6 +475,8 @@ void Judge::Diagnose() {
     if (r_.status == RunStatus::kTimeout) in.monitor_timeout_seconds = 0;
   }
   in.job_id = e_.job_id;
+  auto pending = r_.details.find("pending_reason");
+  if (pending != r_.details.end()) in.pending_reason = pending->second;
   std::string text = DiagnoseFailure(in);
   if (!extra_diagnosis_.empty()) text = extra_diagnosis_ + (text.empty() ? "" : "\n" + text);
   r_.diagnosis = text;

@@ -16,6 +16,7 @@
 #include "slurm_watch_job.h"
 #include "trtllm_run/process.h"
 #include "trtllm_run/text.h"
+#include "trtllm_run/slurm_pending.h"
 
 namespace trtllm_run {
 
@@ -327,6 +328,7 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
         snapshot->unknown.end()) {
       job->purged = true;
     }
+    CheckPending(job.get(), now);
     std::string shown = Describe(id);
     if (job->record && job->record->state == "RUNNING" && !job->record->node_list.empty()) {
       shown += " on " + job->record->node_list;
@@ -351,6 +353,38 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
   }
 }
 
+void SlurmWatcher::CheckPending(Job* job, Clock::time_point now) {
+  if (job->action != SlurmAction::kNone || job->terminal || job->purged || !job->record ||
+      job->record->state != "PENDING") {
+    return;
+  }
+  const std::string& reason = job->record->reason;
+  const std::string& id = job->spec.job_id;
+  if (std::optional<HopelessPendingReason> hopeless = FindHopelessPendingReason(reason)) {
+    job->action = SlurmAction::kHopelessPending;
+    job->action_detail = reason;
+    job->cancel_needed = true;
+    Progress("job " + id + ": pending with reason " + hopeless->reason + " (" + hopeless->meaning +
+             "), which waiting cannot clear: cancelling it");
+  } else if (job->spec.max_pending_seconds > 0 &&
+             Seconds(now - job->added) >= job->spec.max_pending_seconds) {
+    job->action = SlurmAction::kMaxPending;
+    job->action_detail = reason.empty() ? "no reason given" : reason;
+    job->cancel_needed = true;
+    Progress("job " + id + ": still pending after max_pending " +
+             std::to_string(job->spec.max_pending_seconds) + "s (" + job->action_detail +
+             "), cancelling it");
+  }
+}
+
+Clock::time_point SlurmWatcher::PendingDeadline(const Job& job) const {
+  if (job.spec.max_pending_seconds <= 0 || job.action != SlurmAction::kNone || job.terminal ||
+      job.purged || (job.record && job.record->state != "PENDING")) {
+    return Clock::time_point::max();
+  }
+  return job.added + std::chrono::seconds(job.spec.max_pending_seconds);
+}
+
 Clock::time_point SlurmWatcher::NextWake(Clock::time_point now) const {
   Clock::time_point wake = next_log_;
   Clock::time_point earliest_query = EarliestQuery();
@@ -362,6 +396,7 @@ Clock::time_point SlurmWatcher::NextWake(Clock::time_point now) const {
     if (job->spec.monitor_timeout_seconds > 0 && job->action == SlurmAction::kNone) {
       wake = std::min(wake, job->added + std::chrono::seconds(job->spec.monitor_timeout_seconds));
     }
+    wake = std::min(wake, PendingDeadline(*job));
   }
   return std::max(wake, now);
 }
@@ -372,6 +407,9 @@ std::vector<SlurmVerdict> SlurmWatcher::Poll(CancellationToken* cancel, double m
   ReadOutputs(false);
   CheckTriggers(now);
   SendCancels(now);
+  for (const auto& job : jobs_) {
+    if (!job->done && PendingDeadline(*job) <= now) next_query_ = std::min(next_query_, now);
+  }
   if (QueryDue(now)) QueryController(now);
   std::vector<SlurmVerdict> verdicts = Finalize(Clock::now());
   if (!verdicts.empty() || active() == 0) return verdicts;

@@ -125,6 +125,7 @@ SlurmJobEvidence SlurmWatcher::EvidenceOf(const Job& job, std::uint64_t* out_byt
   e.log_file = job.spec.local_out;
   e.err_file = job.err ? job.spec.local_err : "";
   e.monitor_timeout_seconds = job.spec.monitor_timeout_seconds;
+  e.max_pending_seconds = job.spec.max_pending_seconds;
   e.time_limit = job.spec.time_limit;
   e.action = job.action;
   e.cancel_signal = job.cancel_signal;

@@ -33,6 +33,9 @@ struct DiagnosisInput {
   std::string job_id;          // Slurm job id, for the sacct hint
   bool container_oom = false;  // the container runtime reported an OOM kill
   std::string memory_limit;    // the container's memory limit, when one was set
+  // Slurm: the job was cancelled while still pending for this reason (it never started);
+  // details["pending_reason"] of the result.
+  std::string pending_reason;
 };
 
 // The diagnosis text: one finding per line, most specific first; "" for PASSED or when no

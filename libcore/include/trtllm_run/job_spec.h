@@ -48,6 +48,7 @@ struct JobSpec {
   std::vector<std::string> shell_options;
   std::vector<EnvVar> custom_env;
   int monitor_timeout_seconds = 3600;
+  int max_pending_seconds = 0;  // Slurm: the longest wait in the queue; 0: no bound
   std::vector<std::string> success_patterns;
   std::vector<std::string> failure_patterns;
 

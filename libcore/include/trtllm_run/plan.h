@@ -126,7 +126,8 @@ struct JobPlan {
   std::vector<std::string> failure_patterns;
 
   int monitor_timeout_seconds = 3600;
-  std::string repo_root;  // absolute
+  int max_pending_seconds = 0;  // the longest wait in a scheduler's queue; 0: no bound
+  std::string repo_root;        // absolute
 
   LaunchFacts launch;
 

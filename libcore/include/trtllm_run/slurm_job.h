@@ -169,9 +169,11 @@ TRTLLM_RUN_API void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidenc
 // What trtllm-run itself did to the job before it ended.
 enum class SlurmAction {
   kNone,
-  kHang,            // "hang detected" in the log -> scancel
-  kMonitorTimeout,  // monitor_timeout_seconds reached -> scancel
-  kUserCancel,      // SIGINT/SIGTERM/SIGHUP or an API cancel -> scancel
+  kHang,             // "hang detected" in the log -> scancel
+  kMonitorTimeout,   // monitor_timeout_seconds reached -> scancel
+  kUserCancel,       // SIGINT/SIGTERM/SIGHUP or an API cancel -> scancel
+  kHopelessPending,  // pending for a reason waiting cannot clear (slurm_pending.h) -> scancel
+  kMaxPending,       // still pending after max_pending_seconds -> scancel
 };
 
 struct SlurmJobEvidence {
@@ -181,13 +183,15 @@ struct SlurmJobEvidence {
   std::string log_file;  // the job's .out (local path)
   std::string err_file;  // the job's .err (local path), "" when merged
   int monitor_timeout_seconds = 0;
-  std::string time_limit;  // the job's Slurm time limit, as requested
+  int max_pending_seconds = 0;  // 0: no bound
+  std::string time_limit;       // the job's Slurm time limit, as requested
 
   // What trtllm-run did, and whether the job was seen to end afterwards (terminal state,
   // or gone from the controller).
   SlurmAction action = SlurmAction::kNone;
-  int cancel_signal = 0;      // kUserCancel: the signal (0: from code)
-  std::string action_detail;  // kHang: the log line; kUserCancel: who asked
+  int cancel_signal = 0;  // kUserCancel: the signal (0: from code)
+  // kHang: the log line; kUserCancel: who asked; kHopelessPending/kMaxPending: the reason.
+  std::string action_detail;
   bool action_confirmed = false;
   std::string action_problem;  // why it could not be confirmed (scancel failed, ...)
 

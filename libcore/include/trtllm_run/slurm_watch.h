@@ -18,7 +18,9 @@
 //   - a failed query (non-zero exit, timeout, "Socket timed out", controller down, SSH
 //     down) is retried with backoff and never turned into a verdict;
 //   - "hang detected" in the output and monitor_timeout_seconds -> scancel, and the
-//     verdict only once the job is seen to end; the same for cancellation (Ctrl-C).
+//     verdict only once the job is seen to end; the same for cancellation (Ctrl-C);
+//   - a job pending for a reason waiting cannot clear (slurm_pending.h), or still
+//     pending after max_pending_seconds -> scancel, and the verdict ERROR naming it.
 #ifndef TRTLLM_RUN_SLURM_WATCH_H_
 #define TRTLLM_RUN_SLURM_WATCH_H_
 
@@ -52,6 +54,7 @@ struct SlurmWatchJob {
   std::vector<std::string> success_patterns;
   std::vector<std::string> failure_patterns;
   int monitor_timeout_seconds = 0;  // from Add(); 0: none
+  int max_pending_seconds = 0;      // from Add(), while PENDING; 0: none
   std::string workflow_type;
   std::string scenario;
   std::string time_limit;
@@ -122,6 +125,11 @@ class TRTLLM_RUN_API SlurmWatcher {
   void CheckTriggers(std::chrono::steady_clock::time_point now);
   void SendCancels(std::chrono::steady_clock::time_point now);
   void QueryController(std::chrono::steady_clock::time_point now);
+  // After a controller answer: a pending job whose reason cannot clear, or that passed
+  // max_pending_seconds, is marked for scancel.
+  void CheckPending(Job* job, std::chrono::steady_clock::time_point now);
+  // When a pending job reaches max_pending_seconds; max() when that cannot apply.
+  std::chrono::steady_clock::time_point PendingDeadline(const Job& job) const;
   std::vector<SlurmVerdict> Finalize(std::chrono::steady_clock::time_point now);
   // Finalize's parts: the jobs whose verdict can be given now, their accounting records,
   // the evidence of one and its verdict.
