@@ -1,4 +1,4 @@
-// Log-following benchmark (issue 7): what watching a growing job log costs.
+// Log-following benchmark: what watching a growing job log costs.
 //
 // (a) A writer thread appends a synthetic TensorRT-LLM log at a steady rate (default
 //     1 GiB in 50 s, in 10 ms bursts) while a LogFollower polls it, as the executors do.
@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "trtllm_run/log_follower.h"
+#include "supervise/log_follower.h"
 
 namespace {
 

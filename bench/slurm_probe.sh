@@ -232,7 +232,7 @@ for n in "${sizes[@]}"; do
   printf '%-34s %-10s %-14s %-14s %-16s\n' "  programs run (all execve)" "" "${result[$n.new_execs]}" "${result[$n.old_execs]}" ""
   printf '%-34s %-10s %-14s %-14s %-16s\n' "  slurmctld RPCs (sdiag)" "" "${result[$n.new_rpcs]}" "${result[$n.old_rpcs]}" "${ref_rpcs[$n]}"
 done
-echo "original (ref.): the original Python probe's figures on this machine, quoted from issue 7"
+echo "original (ref.): the original Python probe's figures on this machine, as measured when the probe was ported"
 if [[ $ok != 1 ]]; then
   echo "result: THE PROBE FAILED" && exit 1
 fi

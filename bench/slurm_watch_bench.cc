@@ -41,11 +41,12 @@
 #include <thread>
 #include <vector>
 
-#include "trtllm_run/slurm_job.h"
-#include "trtllm_run/slurm_run.h"
-#include "trtllm_run/slurm_watch.h"
-#include "trtllm_run/ssh.h"
-#include "trtllm_run/text.h"
+#include "os/ssh.h"
+#include "slurm/slurm_records.h"
+#include "slurm/slurm_remote.h"
+#include "slurm/slurm_run.h"
+#include "slurm/slurm_watch.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "trtllm_run/input_limits.h"
+#include "model/input_limits.h"
 #include "trtllm_run/multi_run.h"
 
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "commands/command_parse.h"
+#include "commands/derive.h"
 #include "fuzz_check.h"
-#include "trtllm_run/command_parse.h"
-#include "trtllm_run/derive.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace {
 

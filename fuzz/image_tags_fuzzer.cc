@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "trtllm_run/image.h"
+#include "placement/image.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(trtllm_run_fuzz::AsText(data, size));

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "trtllm_run/log_follower.h"
+#include "supervise/log_follower.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "fuzz_check.h"
 #include "trtllm_run/registry.h"
 #include "trtllm_run/request.h"
-#include "trtllm_run/workflow.h"
+#include "trtllm_run/sdk/workflow.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "fuzz_check.h"
-#include "trtllm_run/job_spec.h"
+#include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/workdir.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "trtllm_run/slurm_job.h"
-#include "trtllm_run/slurm_run.h"
+#include "slurm/slurm_records.h"
+#include "slurm/slurm_run.h"
 
 namespace {
 

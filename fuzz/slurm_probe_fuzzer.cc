@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "trtllm_run/env_check.h"
+#include "placement/env_check.h"
+#include "slurm/slurm_probe.h"
 #include "trtllm_run/environment.h"
-#include "trtllm_run/slurm_probe.h"
 
 namespace {
 

@@ -3,10 +3,10 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "trtllm_run/edit_distance.h"
+#include "model/edit_distance.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/result.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "cli.h"
-#include "trtllm_run/cases_dir.h"
+#include "runtime/cases_dir.h"
 #include "trtllm_run/multi_run.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::cli {
 namespace {

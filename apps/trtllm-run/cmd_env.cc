@@ -7,12 +7,12 @@
 #include <sstream>
 
 #include "cli.h"
+#include "os/ssh.h"
+#include "placement/env_check.h"
+#include "placement/routing.h"
+#include "slurm/slurm_probe.h"
 #include "trtllm_run/catalog.h"
-#include "trtllm_run/env_check.h"
-#include "trtllm_run/routing.h"
-#include "trtllm_run/slurm_probe.h"
-#include "trtllm_run/ssh.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::cli {
 

@@ -15,8 +15,8 @@
 #include <thread>
 
 #include "cli.h"
-#include "trtllm_run/cases_dir.h"
-#include "trtllm_run/text.h"
+#include "runtime/cases_dir.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::cli {

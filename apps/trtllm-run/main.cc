@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "cli.h"
-#include "trtllm_run/edit_distance.h"
-#include "trtllm_run/plugin_api.h"
+#include "model/edit_distance.h"
+#include "trtllm_run/sdk/plugin_api.h"
 #include "trtllm_run/version.h"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 namespace fs = std::filesystem;
 

@@ -1,4 +1,4 @@
-// Faults on the real services and the real filesystem (issue 7):
+// Faults on the real services and the real filesystem:
 //   - two trtllm-run processes on one work dir: the second refuses, touching nothing;
 //   - a corrupted job_spec.json: every reader names the file and what is wrong, exit 2;
 //   - a full filesystem (a small tmpfs) while job_spec.json or result.json is written;
@@ -26,9 +26,10 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "slurm/slurm_remote.h"
+#include "slurm/slurm_run.h"
+#include "slurm/slurm_watch.h"
 #include "slurm_test_util.h"
-#include "trtllm_run/slurm_run.h"
-#include "trtllm_run/slurm_watch.h"
 #include "trtllm_run/workdir.h"
 
 namespace fs = std::filesystem;

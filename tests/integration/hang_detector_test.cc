@@ -22,10 +22,11 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "slurm/slurm_remote.h"
+#include "slurm/slurm_run.h"
+#include "slurm/slurm_watch.h"
 #include "slurm_test_util.h"
-#include "trtllm_run/scenario.h"
-#include "trtllm_run/slurm_run.h"
-#include "trtllm_run/slurm_watch.h"
+#include "trtllm_run/sdk/scenario.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

@@ -45,13 +45,24 @@ for path in bin/trtllm-run \
   lib/trtllm-run/plugins/workflow_custom.so \
   lib/trtllm-run/plugins/executor_local_direct.so \
   include/trtllm_run/runtime.h \
-  include/trtllm_run/plugin_api.h \
+  include/trtllm_run/sdk/plugin_api.h \
+  include/trtllm_run/sdk/executor.h \
   lib/cmake/TrtllmRun/TrtllmRunConfig.cmake \
   lib/cmake/TrtllmRun/TrtllmRunConfigVersion.cmake \
   lib/cmake/TrtllmRun/TrtllmRunTargets.cmake \
   lib/cmake/TrtllmRun/TrtllmRunPlugin.cmake \
   share/trtllm-run/skills/trtllm-run/SKILL.md; do
   [[ -e "$PREFIX/$path" ]] || fail "install did not create $PREFIX/$path"
+done
+# Installed headers: the embedders' API and the plugin SDK, nothing of the implementation.
+for header in $(cd "$PREFIX/include/trtllm_run" && find . -name '*.h' | sort); do
+  [[ -e "$SOURCE_DIR/libcore/include/trtllm_run/$header" ]] ||
+    fail "install added $PREFIX/include/trtllm_run/$header, which is not a public header"
+done
+for private in "$SOURCE_DIR"/libcore/src/*/*.h; do
+  name=$(basename "$private")
+  [[ -z $(find "$PREFIX/include" -name "$name") ]] ||
+    fail "install exposed the private header $name"
 done
 compgen -G "$PREFIX/lib/libtrtllm_run_core.so*" >/dev/null ||
   fail "install did not create $PREFIX/lib/libtrtllm_run_core.so*"
@@ -83,7 +94,7 @@ else
   nroff -man "$page" >"$TMP/man.out" 2>"$TMP/man.err" || fail "nroff -man $page failed"
 fi
 [[ ! -s "$TMP/man.err" ]] || fail "rendering $page warned: $(cat "$TMP/man.err")"
-col -b <"$TMP/man.out" | grep -q -- '--time-limit DURATION' || fail "$page lacks --time-limit"
+col -b <"$TMP/man.out" | grep -- '--time-limit DURATION' >/dev/null || fail "$page lacks --time-limit"
 completion=$PREFIX/share/bash-completion/completions/trtllm-run
 bash -c "source '$completion' && complete -p trtllm-run" | grep -qx 'complete -F _trtllm_run trtllm-run' ||
   fail "sourcing $completion does not register the completion of trtllm-run"

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "slurm/slurm_run.h"
 #include "slurm_test_util.h"
-#include "trtllm_run/slurm_run.h"
 #include "trtllm_run/workdir.h"
 
 namespace fs = std::filesystem;

@@ -17,8 +17,10 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "slurm/slurm_alloc.h"
+#include "slurm/slurm_remote.h"
+#include "slurm/slurm_run.h"
 #include "slurm_test_util.h"
-#include "trtllm_run/slurm_run.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

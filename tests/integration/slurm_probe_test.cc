@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "trtllm_run/slurm_probe.h"
-#include "trtllm_run/ssh.h"
+#include "os/ssh.h"
+#include "slurm/slurm_probe.h"
 
 namespace fs = std::filesystem;
 

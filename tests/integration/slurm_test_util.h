@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "trtllm_run/job_spec.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run_test {
 

@@ -11,7 +11,7 @@
 
 #include "cli_harness.h"
 #include "result_schema.h"
-#include "trtllm_run/job_spec.h"
+#include "trtllm_run/sdk/job_spec.h"
 
 namespace trtllm_run_test {
 namespace {

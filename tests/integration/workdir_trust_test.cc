@@ -17,7 +17,7 @@
 
 #include "cli_harness.h"
 #include "slurm_test_util.h"
-#include "trtllm_run/job_spec.h"
+#include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run_test {

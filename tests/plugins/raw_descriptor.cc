@@ -1,6 +1,6 @@
 // A plugin whose descriptor is written by hand, to build the malformed ones the loader
 // must reject: RAW_API_VERSION, RAW_KIND, RAW_NAME and RAW_FACTORY override the fields.
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 #ifndef RAW_API_VERSION
 #define RAW_API_VERSION TRTLLM_RUN_PLUGIN_API_VERSION

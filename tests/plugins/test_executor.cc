@@ -1,6 +1,6 @@
 // A minimal executor plugin for the registry tests. Execute() runs nothing and reports
 // PASSED with the command it was given, so tests can call it through the plugin's code.
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "test_executor"

@@ -1,6 +1,6 @@
 // A minimal workflow plugin for the registry tests: claims custom commands that start
 // with "test_workflow:" and plans the rest of the command.
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 #ifndef TEST_PLUGIN_NAME
 #define TEST_PLUGIN_NAME "test_workflow"

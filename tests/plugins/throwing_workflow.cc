@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 namespace {
 

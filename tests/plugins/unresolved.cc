@@ -1,6 +1,6 @@
 // A plugin that needs a symbol nothing defines: dlopen with RTLD_NOW must fail with
 // "undefined symbol: trtllm_run_test_symbol_that_does_not_exist" instead of crashing later.
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 extern "C" int trtllm_run_test_symbol_that_does_not_exist();
 

@@ -9,8 +9,8 @@
 #include <map>
 #include <string>
 
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace {
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "trtllm_run/cancel.h"
-#include "trtllm_run/scenario.h"
+#include "trtllm_run/sdk/scenario.h"
 
 using namespace trtllm_run;
 

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

@@ -1,8 +1,8 @@
 // A custom command runs under nounset and pipefail without errexit, the same on every
 // executor: the shipped Slurm run script (run here with bash, as a job step runs it),
 // local_direct's argv and local_docker's payload all use the plan's shell options.
+#include "docker/render_docker.h"
 #include "plan_test_support.h"
-#include "trtllm_run/render_docker.h"
 
 using namespace plan_test;
 

@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "trtllm_run/derive.h"
+#include "commands/derive.h"
 
 using namespace trtllm_run;
 

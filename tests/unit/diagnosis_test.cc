@@ -1,6 +1,6 @@
 // The Failure Diagnosis table of spec 000, row by row, on real pytest output
 // (tests/fixtures/pytest) and on work dirs with real files.
-#include "trtllm_run/diagnosis.h"
+#include "supervise/diagnosis.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

@@ -1,14 +1,14 @@
 // The env check: nvidia-smi names to device types (tests/fixtures/nvidia-smi), cluster
 // name from a real `scontrol show config`, the facts from the script's sections, and
 // the check run for real on this host.
-#include "trtllm_run/env_check.h"
+#include "placement/env_check.h"
 
 #include <sys/utsname.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

@@ -9,12 +9,12 @@
 #include <memory>
 #include <string>
 
-#include "trtllm_run/job_spec.h"
-#include "trtllm_run/plan.h"
+#include "placement/routing.h"
 #include "trtllm_run/registry.h"
 #include "trtllm_run/request.h"
-#include "trtllm_run/routing.h"
 #include "trtllm_run/runtime.h"
+#include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/plan.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;
@@ -210,7 +210,8 @@ TEST_CASE("runtime: an executor with the slurm trait gets a validated Slurm plac
   Result<PlannedCase> bad = runtime->Plan(request);
   REQUIRE_FALSE(bad.ok());
   CHECK(bad.status().code() == StatusCode::kInvalidInput);
-  CHECK(MessageBeforeRoute(bad.status()) == "partition 'nope' (--partition) does not exist on this cluster");
+  CHECK(MessageBeforeRoute(bad.status()) ==
+        "partition 'nope' (--partition) does not exist on this cluster");
 }
 
 TEST_CASE("executor_options: checked by the executor, carried into the job spec", "[traits]") {

@@ -1,7 +1,7 @@
 // Container image resolution from the repo's image tags file (spec 000 Step 3): the real
 // file, a release where `_12_9` keys come first, interpolation, errors, and the enroot
 // form.
-#include "trtllm_run/image.h"
+#include "placement/image.h"
 #include "plan_test_support.h"
 
 using namespace plan_test;

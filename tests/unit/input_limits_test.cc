@@ -1,6 +1,6 @@
 // Input limits (input_limits.h) and the cases-file format rules (multi_run.h): bounded
 // reads of files and endless devices, YAML node and depth budgets, plain-list lines.
-#include "trtllm_run/input_limits.h"
+#include "model/input_limits.h"
 
 #include <unistd.h>
 

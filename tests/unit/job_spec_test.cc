@@ -1,4 +1,4 @@
-#include "trtllm_run/job_spec.h"
+#include "trtllm_run/sdk/job_spec.h"
 
 #include <rapidjson/document.h>
 #include <unistd.h>

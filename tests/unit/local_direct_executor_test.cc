@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
-#include "trtllm_run/job_spec.h"
 #include "trtllm_run/registry.h"
-#include "trtllm_run/scenario.h"
+#include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/scenario.h"
 
 namespace trtllm_run {
 namespace {

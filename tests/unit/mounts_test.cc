@@ -1,6 +1,6 @@
 // Container mounts (spec 001 Step 2): home, project, the four models rules in order, and
 // the custom script's directory.
-#include "trtllm_run/mounts.h"
+#include "placement/mounts.h"
 #include "plan_test_support.h"
 
 using namespace plan_test;

@@ -1,6 +1,6 @@
 // OutputPump: output to a sink that fails is reported, once per sink, and the other sink
 // still gets it.
-#include "trtllm_run/output_pump.h"
+#include "supervise/output_pump.h"
 
 #include <unistd.h>
 
@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
-#include "trtllm_run/process.h"
-#include "trtllm_run/text.h"
+#include "os/process.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/log_follower.h"
+#include "supervise/log_follower.h"
 
 namespace trtllm_run {
 namespace {

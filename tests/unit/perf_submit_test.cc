@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "perf_submit.h"
 #include "plan_test_support.h"
+#include "slurm/perf_submit.h"
 
 using namespace plan_test;
 using trtllm_run::internal::CheckLaunchSizing;

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/command_parse.h"
+#include "commands/command_parse.h"
+#include "render/render.h"
 #include "trtllm_run/registry.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/scenario.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace plan_test {
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 namespace fs = std::filesystem;
 
@@ -76,7 +76,7 @@ std::string Declarations(const std::string& source) {
 // plugin_api.h and the trtllm_run/ headers it reaches through #include "trtllm_run/...".
 std::set<std::string> SdkHeaders() {
   std::set<std::string> seen;
-  std::vector<std::string> todo = {"trtllm_run/plugin_api.h"};
+  std::vector<std::string> todo = {"trtllm_run/sdk/plugin_api.h"};
   while (!todo.empty()) {
     std::string header = todo.back();
     todo.pop_back();
@@ -125,8 +125,8 @@ TEST_CASE("plugin API: the SDK headers' fingerprint is the one recorded for this
           "[plugins]") {
   REQUIRE(fs::exists(kRecord));
   const std::set<std::string> headers = SdkHeaders();
-  REQUIRE(headers.count("trtllm_run/executor.h") == 1);  // the walk found the interfaces
-  REQUIRE(headers.count("trtllm_run/workflow.h") == 1);
+  REQUIRE(headers.count("trtllm_run/sdk/executor.h") == 1);  // the walk found the interfaces
+  REQUIRE(headers.count("trtllm_run/sdk/workflow.h") == 1);
   std::string listed;
   for (const std::string& header : headers) listed += " " + header;
 
@@ -147,7 +147,7 @@ TEST_CASE("plugin API: the SDK headers' fingerprint is the one recorded for this
          << "), but TRTLLM_RUN_PLUGIN_API_VERSION is still " << version
          << ". A plugin built for version " << version
          << " would load and misbehave. Bump the version in "
-         << "libcore/include/trtllm_run/plugin_api.h (note why in its comment) and add the "
+         << "libcore/include/trtllm_run/sdk/plugin_api.h (note why in its comment) and add the "
          << "line\n  " << next_line << "\nto " << kRecord
          << ". If only formatting or comments changed, this test would not fail."
          << "\n(SDK headers:" << listed << ")");

@@ -1,7 +1,7 @@
 // Category 1 rendering: the docker run options, the payload, docker_cmd as a person would
 // paste it, docker_cmd.sh, and the inputs it validates. The commands are read back with a
 // real shell (bash) where byte-for-byte quoting matters.
-#include "trtllm_run/render_docker.h"
+#include "docker/render_docker.h"
 
 #include <stdio.h>
 #include <sys/wait.h>
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

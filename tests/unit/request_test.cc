@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

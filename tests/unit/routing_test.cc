@@ -1,12 +1,12 @@
 // Routing (spec 000 Step 2) as a table, account/partition resolution (Step 2.5) on
 // probe documents from a real cluster, and the remote paths.
-#include "trtllm_run/routing.h"
+#include "placement/routing.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "trtllm_run/slurm_probe.h"
-#include "trtllm_run/text.h"
+#include "slurm/slurm_probe.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

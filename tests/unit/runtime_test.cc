@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "trtllm_run/runtime.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

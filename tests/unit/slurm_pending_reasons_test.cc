@@ -2,8 +2,9 @@
 // verdict of a job cancelled for one, or for --max-pending.
 #include <catch2/catch.hpp>
 
-#include "trtllm_run/slurm_job.h"
-#include "trtllm_run/slurm_pending.h"
+#include "slurm/slurm_pending.h"
+#include "slurm/slurm_records.h"
+#include "slurm/slurm_verdict.h"
 
 using namespace trtllm_run;
 

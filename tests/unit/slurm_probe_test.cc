@@ -1,7 +1,7 @@
 // The Slurm probe's parsers and document, on outputs captured from real Slurm 22.05
 // clusters (tests/fixtures/slurm, see capture.sh there), and its script run for real
 // with bash (stand-in Slurm commands where the point is concurrency and counting).
-#include "trtllm_run/slurm_probe.h"
+#include "slurm/slurm_probe.h"
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -15,8 +15,8 @@
 #include <fstream>
 
 #include "trtllm_run/environment.h"
-#include "trtllm_run/scenario.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

@@ -4,10 +4,10 @@
 // without accounting, and custom_env with a command that is not custom.
 #include <rapidjson/document.h>
 
+#include "commands/derive.h"
+#include "placement/routing.h"
 #include "plan_test_support.h"
-#include "trtllm_run/derive.h"
-#include "trtllm_run/routing.h"
-#include "trtllm_run/slurm_probe.h"
+#include "slurm/slurm_probe.h"
 
 using namespace plan_test;
 

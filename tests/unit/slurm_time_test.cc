@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/edit_distance.h"
-#include "trtllm_run/slurm_time.h"
+#include "model/edit_distance.h"
+#include "slurm/slurm_time.h"
 
 namespace trtllm_run {
 namespace {

@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/log_follower.h"
-#include "trtllm_run/slurm_job.h"
+#include "slurm/slurm_records.h"
+#include "slurm/slurm_verdict.h"
+#include "supervise/log_follower.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

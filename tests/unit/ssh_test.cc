@@ -1,7 +1,7 @@
 // SshScenario without a server: option checks, the argv and environment it builds
 // (the password never in argv or on disk), the private directory, and a real ssh
 // failing to connect. Connections to a real sshd: tests/integration/ssh_scenario_test.cc.
-#include "trtllm_run/ssh.h"
+#include "os/ssh.h"
 
 #include <sys/stat.h>
 
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

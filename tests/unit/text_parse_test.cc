@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 using namespace trtllm_run;
 

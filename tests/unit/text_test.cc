@@ -1,4 +1,4 @@
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 #include <dirent.h>
 #include <sys/resource.h>

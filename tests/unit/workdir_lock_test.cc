@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "trtllm_run/process.h"
-#include "trtllm_run/text.h"
+#include "os/process.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

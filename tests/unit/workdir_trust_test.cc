@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <string>
 
-#include "trtllm_run/process.h"
-#include "trtllm_run/render_docker.h"
-#include "trtllm_run/slurm_run.h"
-#include "trtllm_run/text.h"
+#include "docker/render_docker.h"
+#include "os/process.h"
+#include "slurm/slurm_run.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

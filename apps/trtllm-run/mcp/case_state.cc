@@ -12,10 +12,10 @@
 #include <map>
 #include <sstream>
 
+#include "slurm/slurm_records.h"
 #include "trtllm_run/result.h"
-#include "trtllm_run/scenario.h"
-#include "trtllm_run/slurm_job.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::mcp {

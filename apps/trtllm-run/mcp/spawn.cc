@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "trtllm_run/process.h"
+#include "os/process.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::mcp {

@@ -12,7 +12,7 @@
 #include "schemas.h"
 #include "spawn.h"
 #include "trtllm_run/multi_run.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::mcp {

@@ -10,8 +10,8 @@
 
 #include "case_state.h"
 #include "tools.h"
-#include "trtllm_run/scenario.h"
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::mcp {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/executor.h"
 #include "trtllm_run/export.h"
-#include "trtllm_run/plugin_api.h"
+#include "trtllm_run/sdk/executor.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/workflow.h"
 #include "trtllm_run/status.h"
-#include "trtllm_run/workflow.h"
 
 namespace trtllm_run {
 

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "trtllm_run/export.h"
-#include "trtllm_run/job_spec.h"
 #include "trtllm_run/result.h"
+#include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {

@@ -24,15 +24,15 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/local_run_verdict.h"
-#include "trtllm_run/log_follower.h"
-#include "trtllm_run/output_pump.h"
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/process.h"
-#include "trtllm_run/progress.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/supervisor.h"
-#include "trtllm_run/text.h"
+#include "os/process.h"
+#include "render/render.h"
+#include "supervise/local_run_verdict.h"
+#include "supervise/log_follower.h"
+#include "supervise/output_pump.h"
+#include "supervise/progress.h"
+#include "supervise/supervisor.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

@@ -16,14 +16,14 @@
 #include <utility>
 #include <vector>
 
-#include "trtllm_run/docker_cli.h"
-#include "trtllm_run/local_run_verdict.h"
-#include "trtllm_run/log_follower.h"
-#include "trtllm_run/output_pump.h"
-#include "trtllm_run/process.h"
-#include "trtllm_run/progress.h"
-#include "trtllm_run/supervisor.h"
-#include "trtllm_run/text.h"
+#include "docker/docker_cli.h"
+#include "os/process.h"
+#include "supervise/local_run_verdict.h"
+#include "supervise/log_follower.h"
+#include "supervise/output_pump.h"
+#include "supervise/progress.h"
+#include "supervise/supervisor.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

@@ -6,9 +6,9 @@
 
 #include <string>
 
-#include "trtllm_run/executor.h"
-#include "trtllm_run/job_spec.h"
 #include "trtllm_run/result.h"
+#include "trtllm_run/sdk/executor.h"
+#include "trtllm_run/sdk/job_spec.h"
 
 namespace trtllm_run {
 namespace local_docker {

@@ -24,13 +24,13 @@
 #include <utility>
 #include <vector>
 
+#include "docker/docker_cli.h"
+#include "docker/render_docker.h"
 #include "docker_job.h"
-#include "trtllm_run/docker_cli.h"
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/process.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/render_docker.h"
-#include "trtllm_run/text.h"
+#include "os/process.h"
+#include "render/render.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

@@ -4,10 +4,11 @@
 // persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
 // script's steps in a held allocation.
-#include "trtllm_run/held_allocations.h"
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/slurm_run.h"
+#include "render/render.h"
+#include "slurm/held_allocations.h"
+#include "slurm/slurm_run.h"
+#include "slurm/slurm_session.h"
+#include "trtllm_run/sdk/plugin_api.h"
 
 namespace trtllm_run {
 namespace {
@@ -30,12 +31,12 @@ class LocalSlurmExecutor : public Executor {
 
   Status Prepare(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
                  JobSpec* spec) override {
-    // issue 5 (slurm_run.h): the run inputs the job spec carries for Execute and Cancel.
+    // The run inputs the job spec carries for Execute and Cancel.
     TRTLLM_RUN_RETURN_IF_ERROR(PrepareSlurmJob(request, plan, placement, Options(), spec));
     return AddSlurmRunFields(request, /*remote=*/false, spec);
   }
 
-  // issue 5 (slurm_run.h): submit, watch, cancel and judge.
+  // Submit, watch, cancel and judge (slurm/slurm_run.h).
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
     return RunLocalSlurmJob(spec, context);
   }

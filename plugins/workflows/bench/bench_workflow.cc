@@ -3,11 +3,11 @@
 // Devices are tp x pp of the LAST trtllm-bench invocation (--tp or --tp_size, --pp or
 // --pp_size: ParseBenchCommand; --ep adds none); the job is single-node; with more than
 // one task the run step is MPI-launched through trtllm-llmapi-launch.
-#include "trtllm_run/command_parse.h"
-#include "trtllm_run/derive.h"
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/text.h"
+#include "commands/command_parse.h"
+#include "commands/derive.h"
+#include "render/render.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

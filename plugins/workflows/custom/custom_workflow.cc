@@ -7,10 +7,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "trtllm_run/derive.h"
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/text.h"
+#include "commands/derive.h"
+#include "render/render.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

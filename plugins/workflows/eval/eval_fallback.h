@@ -7,8 +7,8 @@
 
 #include <string>
 
-#include "trtllm_run/command_parse.h"
-#include "trtllm_run/plan.h"
+#include "commands/command_parse.h"
+#include "trtllm_run/sdk/plan.h"
 
 namespace trtllm_run {
 

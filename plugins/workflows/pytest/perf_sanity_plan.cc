@@ -7,10 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "trtllm_run/command_parse.h"
-#include "trtllm_run/derive.h"
-#include "trtllm_run/input_limits.h"
-#include "trtllm_run/text.h"
+#include "commands/command_parse.h"
+#include "commands/derive.h"
+#include "model/input_limits.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

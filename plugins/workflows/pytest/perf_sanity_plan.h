@@ -5,9 +5,9 @@
 #ifndef TRTLLM_RUN_PLUGINS_WORKFLOWS_PYTEST_PERF_SANITY_PLAN_H_
 #define TRTLLM_RUN_PLUGINS_WORKFLOWS_PYTEST_PERF_SANITY_PLAN_H_
 
-#include "trtllm_run/plan.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/result.h"
+#include "trtllm_run/sdk/plan.h"
 
 namespace trtllm_run {
 

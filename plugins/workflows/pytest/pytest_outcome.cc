@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace pytest_outcome {

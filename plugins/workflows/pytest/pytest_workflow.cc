@@ -11,15 +11,15 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "commands/command_parse.h"
+#include "commands/derive.h"
+#include "model/input_limits.h"
 #include "perf_sanity_plan.h"
 #include "pytest_outcome.h"
 #include "python_markers.h"
-#include "trtllm_run/command_parse.h"
-#include "trtllm_run/derive.h"
-#include "trtllm_run/input_limits.h"
-#include "trtllm_run/plugin_api.h"
-#include "trtllm_run/render.h"
-#include "trtllm_run/text.h"
+#include "render/render.h"
+#include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace {

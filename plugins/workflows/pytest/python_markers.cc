@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "trtllm_run/text.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 namespace pytest_markers {

@@ -1,0 +1,761 @@
+// CaseRequest fields: one table drives the CLI flags, SetRequestField and request files,
+// so a flag and its request-file key can never drift apart.
+#include "trtllm_run/request.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include "model/edit_distance.h"
+#include "model/input_limits.h"
+#include "model/utf8.h"
+#include "model/yaml_util.h"
+#include "slurm/slurm_time.h"
+#include "trtllm_run/sdk/text.h"
+
+namespace trtllm_run {
+namespace {
+
+using StringMember = std::optional<std::string> CaseRequest::*;
+using IntMember = std::optional<int> CaseRequest::*;
+using BoolMember = std::optional<bool> CaseRequest::*;
+using ListMember = std::vector<std::string> CaseRequest::*;
+
+// One row of the field table: exactly one of the member pointers is set, matching type.
+struct FieldDef {
+  const char* name;
+  FieldType type;
+  const char* help;
+  StringMember str = nullptr;
+  IntMember integer = nullptr;
+  BoolMember boolean = nullptr;
+  ListMember list = nullptr;
+  bool allows_zero = false;  // kInt: 0 is a meaningful value (required_devices: CPU only)
+  bool slurm_time = false;   // kString: a Slurm time limit, stored as sbatch --time reads it
+};
+
+FieldDef Str(const char* name, StringMember member, const char* help) {
+  FieldDef def{name, FieldType::kString, help};
+  def.str = member;
+  return def;
+}
+FieldDef Int(const char* name, IntMember member, const char* help) {
+  FieldDef def{name, FieldType::kInt, help};
+  def.integer = member;
+  return def;
+}
+// An integer field where 0 is allowed, e.g. required_devices 0 for CPU-only work.
+FieldDef IntOrZero(const char* name, IntMember member, const char* help) {
+  FieldDef def = Int(name, member, help);
+  def.allows_zero = true;
+  return def;
+}
+// A Slurm time limit: the duration syntax of every time flag, stored as Slurm's text.
+FieldDef SlurmTime(const char* name, StringMember member, const char* help) {
+  FieldDef def = Str(name, member, help);
+  def.slurm_time = true;
+  return def;
+}
+FieldDef Bool(const char* name, BoolMember member, const char* help) {
+  FieldDef def{name, FieldType::kBool, help};
+  def.boolean = member;
+  return def;
+}
+FieldDef List(const char* name, ListMember member, const char* help) {
+  FieldDef def{name, FieldType::kStringList, help};
+  def.list = member;
+  return def;
+}
+
+// In the order of the CaseRequest declaration. slurm_password is deliberately absent.
+const std::vector<FieldDef>& FieldTable() {
+  using R = CaseRequest;
+  static const std::vector<FieldDef> table = {
+      Str("test_cmd", &R::test_cmd, "Test command to run (pytest, python, a perf-sanity test id)"),
+      Str("bench_cmd", &R::bench_cmd,
+          "trtllm-bench command; may chain prepare-dataset && throughput/latency"),
+      Str("eval_cmd", &R::eval_cmd, "trtllm-eval command, e.g. trtllm-eval --model M gsm8k"),
+      Str("custom_cmd", &R::custom_cmd, "Arbitrary command to run"),
+      Str("custom_script", &R::custom_script,
+          "Host script run as 'bash <script>'; takes precedence over custom_cmd"),
+      Str("custom_env", &R::custom_env, "Space-separated KEY=VALUE pairs for the custom workflow"),
+      Str("perf_config_yaml", &R::perf_config_yaml,
+          "Perf-sanity config YAML used for node/GPU sizing"),
+      Str("model_name", &R::model_name,
+          "Short name for job and container names (default: derived from the command)"),
+      IntOrZero("required_devices", &R::required_devices,
+                "GPU count; 0: CPU only, no GPU asked for (default: from test markers, "
+                "--tp/--pp or --tp_size/--pp_size, else 1)"),
+      Int("total_required_devices", &R::total_required_devices,
+          "Total GPU processes across all nodes (default: derived)"),
+      Int("required_devices_per_node", &R::required_devices_per_node,
+          "GPU processes per node (default: derived)"),
+      Bool("skip_install", &R::skip_install,
+           "Skip 'pip install -e .' when the image has TRT-LLM (default: false; custom "
+           "commands: true, --skip-install false installs first)"),
+      Bool("build_project", &R::build_project,
+           "Build TRT-LLM from source before running, where the executor builds (default: "
+           "true; custom commands: false)"),
+      Str("container_image", &R::container_image,
+          "Container image URI (default: from jenkins/current_image_tags.properties)"),
+      Str("monitor_timeout", &R::monitor_timeout,
+          "Wall-clock limit: 1h, 30m, 3600s, HH:MM:SS or seconds (default: 1h)"),
+      Str("max_pending", &R::max_pending,
+          "Slurm: cancel the job (ERROR) when still pending after this long; same syntax "
+          "as monitor_timeout (default: no bound)"),
+      Int("node_count", &R::node_count,
+          "Slurm nodes (default: ceil(total_required_devices / required_devices_per_node))"),
+      Str("partition", &R::partition, "Slurm partition (required for Slurm)"),
+      Str("account", &R::account, "Slurm account (default: the user's default account)"),
+      SlurmTime("time_limit", &R::time_limit,
+                "Slurm walltime: 2h, 90m, HH:MM:SS, D-HH:MM:SS or Slurm minutes (default: 2h)"),
+      Str("device_type", &R::device_type,
+          "Required GPU type, e.g. B200, GB200; may route to a remote cluster"),
+      Str("checkpoint_path", &R::checkpoint_path, "Host model checkpoint path"),
+      Str("models_path", &R::models_path, "Host path of the LLM models directory"),
+      Str("llm_models_root", &R::llm_models_root, "Models root inside the container"),
+      Str("container_runtime", &R::container_runtime,
+          "Slurm container runtime: pyxis (default) or none"),
+      Bool("persistent_mode", &R::persistent_mode,
+           "local_slurm: hold one Slurm allocation and run jobs as its steps, skipping the "
+           "queue on later runs; `trtllm-run release` ends it (default: false)"),
+      Str("docker_pull", &R::docker_pull,
+          "local_docker image pull policy: never (no registry contacted), missing (default), "
+          "always"),
+      Str("docker_memory", &R::docker_memory,
+          "local_docker container memory limit, e.g. 8g (default: none)"),
+      Bool("eval_perf_fallback", &R::eval_perf_fallback,
+           "Slurm: run a trtllm-eval that needs more than one node on the perf-sanity path "
+           "(the repo's submit.py) although the accuracy run may be skipped there: "
+           "TensorRT-LLM's submit.py forwards accuracy settings only for disaggregated "
+           "configs (default: false, refused)"),
+      Str("slurm_cluster", &R::slurm_cluster,
+          "Remote cluster name; looked up in the cluster catalog"),
+      Str("ssh_host", &R::ssh_host,
+          "Full SSH destination of the login node (overrides the catalog)"),
+      Str("ssh_config_file", &R::ssh_config_file,
+          "ssh_config file (ssh -F) for the login node: port, key, proxy, host alias"),
+      Int("ssh_port", &R::ssh_port, "SSH port of the login node (default: ssh's, or ssh_config)"),
+      Str("identity", &R::identity, "SSH private key file for the login node"),
+      List("ssh_option", &R::ssh_option, "Extra ssh -o Key=Value for the login node (repeatable)"),
+      Str("user_name", &R::user_name, "Login user name (default: the current user)"),
+      Str("slurm_user", &R::slurm_user, "SSH/Slurm user name, used verbatim"),
+      Str("remote_cwd", &R::remote_cwd, "Remote working directory"),
+      Str("remote_repo_path", &R::remote_repo_path, "TensorRT-LLM checkout on the remote cluster"),
+      Str("repo_url", &R::repo_url, "Git URL of the repo for the remote setup (default: origin)"),
+      Str("repo_branch", &R::repo_branch,
+          "Git branch to check out remotely (default: the current branch)"),
+      List("extra_files", &R::extra_files, "Extra file to copy to the cluster (repeatable)"),
+      Bool("release_allocation", &R::release_allocation,
+           "remote_slurm: release the allocation after the run; false keeps it for later runs "
+           "(default: true)"),
+      SlurmTime("alloc_time_limit", &R::alloc_time_limit,
+                "Slurm --time of a held allocation (persistent_mode, release_allocation false; "
+                "a duration as --time-limit; default: 1h)"),
+      Str("repo_root", &R::repo_root,
+          "TensorRT-LLM repo root (default: the git top level above the cwd, else the cwd)"),
+      Str("scenario", &R::scenario, "Executor to use (default: chosen by routing)"),
+      Str("slurm_env_file", &R::slurm_env_file,
+          "A saved slurm_env.json (the Slurm probe's output) to plan against without probing"),
+  };
+  return table;
+}
+
+const char* kPasswordRefusal =
+    "never put a password in a request file; use $TRTLLM_RUN_SLURM_PASSWORD or --password-file";
+
+std::string ToSnake(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '-', '_');
+  return out;
+}
+
+std::string ToKebab(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+const FieldDef* FindField(std::string_view name) {
+  std::string snake = ToSnake(name);
+  for (const FieldDef& def : FieldTable()) {
+    if (snake == def.name) return &def;
+  }
+  return nullptr;
+}
+
+// The closest field name to `name`, or "" when none is plausibly meant.
+std::string ClosestField(std::string_view name) {
+  std::vector<std::string> names;
+  for (const FieldDef& def : FieldTable()) names.push_back(def.name);
+  return ClosestName(ToSnake(name), names);
+}
+
+std::string ValidNames(bool kebab) {
+  std::string names;
+  for (const FieldDef& def : FieldTable()) {
+    if (!names.empty()) names += ", ";
+    names += kebab ? ToKebab(def.name) : def.name;
+  }
+  return names;
+}
+
+Status UnknownField(std::string_view name, std::string_view origin, bool is_file_key) {
+  bool kebab = !is_file_key && name.find('-') != std::string_view::npos;
+  std::string what = is_file_key ? "unknown key '" : "unknown request field '";
+  std::string hint;
+  std::string closest = ClosestField(name);
+  if (!closest.empty()) hint = "did you mean '" + (kebab ? ToKebab(closest) : closest) + "'? ";
+  hint += std::string(is_file_key ? "valid keys: " : "valid fields: ") + ValidNames(kebab);
+  return Status::InvalidInput(what + std::string(name) + "'" +
+                                  (origin.empty() ? "" : " (from " + std::string(origin) + ")"),
+                              hint);
+}
+
+std::string FromOrigin(std::string_view origin) {
+  return origin.empty() ? "" : " (from " + std::string(origin) + ")";
+}
+
+Result<int> ParseFieldInt(const FieldDef& def, std::string_view value, std::string_view origin) {
+  std::string_view s = Trim(value);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  std::optional<long long> parsed = ParseInteger(s, def.allows_zero ? 0 : 1, INT_MAX);
+  if (!parsed) {
+    return Status::InvalidInput(std::string(def.name) + " must be a " +
+                                (def.allows_zero ? "non-negative" : "positive") +
+                                " integer, got '" + std::string(value) + "'" + FromOrigin(origin));
+  }
+  return static_cast<int>(*parsed);
+}
+
+Result<bool> ParseBool(const FieldDef& def, std::string_view value, std::string_view origin) {
+  std::string lower;
+  for (char c : value) lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (lower == "true" || lower == "yes" || lower == "1" || lower == "on") return true;
+  if (lower == "false" || lower == "no" || lower == "0" || lower == "off") return false;
+  return Status::InvalidInput(std::string(def.name) + " must be true or false, got '" +
+                                  std::string(value) + "'" + FromOrigin(origin),
+                              "accepted: true/false, yes/no, 1/0, on/off");
+}
+
+Status SetField(const FieldDef& def, CaseRequest* request, std::string_view value,
+                std::string_view origin) {
+  switch (def.type) {
+    case FieldType::kString:
+      if (def.slurm_time) {
+        Result<std::string> slurm = NormalizeSlurmTime(value, def.name + FromOrigin(origin));
+        if (!slurm.ok()) return slurm.status();
+        request->*def.str = slurm.value();
+        return Status::Ok();
+      }
+      request->*def.str = std::string(value);
+      return Status::Ok();
+    case FieldType::kInt: {
+      Result<int> n = ParseFieldInt(def, value, origin);
+      if (!n.ok()) return n.status();
+      request->*def.integer = n.value();
+      return Status::Ok();
+    }
+    case FieldType::kBool: {
+      Result<bool> b = ParseBool(def, value, origin);
+      if (!b.ok()) return b.status();
+      request->*def.boolean = b.value();
+      return Status::Ok();
+    }
+    case FieldType::kStringList:
+      (request->*def.list).emplace_back(value);
+      return Status::Ok();
+  }
+  return Status::Internal("unhandled field type for " + std::string(def.name));
+}
+
+// ---- Request files ----
+
+const char* ExpectedForm(FieldType type) {
+  switch (type) {
+    case FieldType::kString:
+      return "a string";
+    case FieldType::kInt:
+      return "a positive integer";
+    case FieldType::kBool:
+      return "true or false";
+    case FieldType::kStringList:
+      return "a list of strings (or a single string)";
+  }
+  return "a value";
+}
+
+// custom_env as a mapping {KEY: VALUE} or a list of KEY=VALUE strings, turned into the
+// string form "KEY=VALUE KEY2='v a l'" that ParseEnvAssignments reads back exactly.
+Result<std::string> CustomEnvFromNode(const std::string& path, const YAML::Node& node) {
+  std::string text;
+  auto add = [&](const std::string& name, const std::string& value, const YAML::Mark& mark) {
+    if (!IsShellIdentifier(name)) {
+      return Status::InvalidInput(
+          YamlWhere(path, mark) + ": custom_env: '" + name + "' is not a valid variable name",
+          "names match [A-Za-z_][A-Za-z0-9_]*");
+    }
+    if (!text.empty()) text += ' ';
+    text += name + "=" + (value.empty() ? std::string() : ShellQuote(value));
+    return Status::Ok();
+  };
+  if (node.IsMap()) {
+    for (const auto& entry : node) {
+      if (!entry.first.IsScalar() || !(entry.second.IsScalar() || entry.second.IsNull())) {
+        return Status::InvalidInput(YamlWhere(path, entry.first.Mark()) +
+                                        ": custom_env entries must be KEY: VALUE with scalar "
+                                        "values",
+                                    "e.g. custom_env: {BATCH_SIZE: 32, MSG: \"a b\"}");
+      }
+      std::string value = entry.second.IsNull() ? "" : entry.second.Scalar();
+      TRTLLM_RUN_RETURN_IF_ERROR(add(entry.first.Scalar(), value, entry.first.Mark()));
+    }
+    return text;
+  }
+  for (const auto& item : node) {  // a sequence
+    if (!item.IsScalar()) {
+      return Status::InvalidInput(YamlWhere(path, item.Mark()) +
+                                      ": custom_env list items must be KEY=VALUE strings, got " +
+                                      YamlNodeKind(item),
+                                  "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
+    }
+    const std::string& word = item.Scalar();
+    size_t eq = word.find('=');
+    if (eq == std::string::npos) {
+      return Status::InvalidInput(YamlWhere(path, item.Mark()) + ": custom_env: '" + word +
+                                      "' is not a KEY=VALUE assignment",
+                                  "e.g. custom_env: [BATCH_SIZE=32, \"MSG=a b\"]");
+    }
+    TRTLLM_RUN_RETURN_IF_ERROR(add(word.substr(0, eq), word.substr(eq + 1), item.Mark()));
+  }
+  return text;
+}
+
+bool IsExecutorOptionKey(std::string_view key) {
+  if (key.empty()) return false;
+  for (char c : key) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status BadExecutorOptionKey(std::string_view key, const std::string& where) {
+  return Status::InvalidInput(
+      where + ": executor option key '" + EscapeControl(std::string(key)) + "' is not a key",
+      "keys are letters, digits, '_', '.' and '-', e.g. "
+      "--executor-option queue=fast");
+}
+
+// executor_options: a mapping of scalar keys to scalar values.
+Status ExecutorOptionsFromNode(const std::string& path, const YAML::Node& node,
+                               std::map<std::string, std::string>* options) {
+  if (!node.IsMap()) {
+    return Status::InvalidInput(YamlWhere(path, node.Mark()) +
+                                    ": executor_options must be a mapping of KEY: VALUE, got " +
+                                    YamlNodeKind(node),
+                                "e.g. executor_options: {queue: fast}");
+  }
+  for (const auto& entry : node) {
+    const std::string where = YamlWhere(path, entry.first.Mark());
+    if (!entry.first.IsScalar() || !entry.second.IsScalar()) {
+      return Status::InvalidInput(where +
+                                      ": executor_options entries must be KEY: VALUE with "
+                                      "scalar values",
+                                  "e.g. executor_options: {queue: fast}");
+    }
+    const std::string& key = entry.first.Scalar();
+    if (!IsExecutorOptionKey(key)) return BadExecutorOptionKey(key, where);
+    if (!options->emplace(key, entry.second.Scalar()).second) {
+      return Status::InvalidInput(where + ": executor option '" + key + "' is given twice");
+    }
+  }
+  return Status::Ok();
+}
+
+Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequest* request) {
+  if (!root.IsMap()) {
+    return Status::InvalidInput(
+        path +
+            ": a request file must be a mapping of field names to "
+            "values, got " +
+            YamlNodeKind(root),
+        "e.g. custom_cmd: \"python3 run.py\"; valid keys: " + ValidNames(false));
+  }
+  std::map<std::string, int> seen_lines;
+  // Parse into a copy so that a bad file leaves `request` untouched.
+  CaseRequest loaded = *request;
+  for (const auto& entry : root) {
+    const YAML::Node& key_node = entry.first;
+    const YAML::Node& value = entry.second;
+    std::string where = YamlWhere(path, key_node.Mark());
+    if (!key_node.IsScalar()) {
+      return Status::InvalidInput(
+          where + ": keys must be field names, got " + YamlNodeKind(key_node),
+          "valid keys: " + ValidNames(false));
+    }
+    const std::string key = key_node.Scalar();
+    if (ToSnake(key) == "slurm_password") {
+      return Status::InvalidInput(where + ": key '" + key + "' is not allowed", kPasswordRefusal);
+    }
+    if (ToSnake(key) == "executor_options") {
+      loaded.executor_options.emplace();
+      TRTLLM_RUN_RETURN_IF_ERROR(ExecutorOptionsFromNode(path, value, &*loaded.executor_options));
+      continue;
+    }
+    const FieldDef* def = FindField(key);
+    if (def == nullptr) return UnknownField(key, where, true);
+    auto [it, inserted] = seen_lines.emplace(def->name, key_node.Mark().line + 1);
+    if (!inserted) {
+      return Status::InvalidInput(where + ": key '" + key + "' is given twice (first on line " +
+                                  std::to_string(it->second) + ")");
+    }
+    auto wrong = [&]() {
+      return Status::InvalidInput(where + ": key '" + key + "' must be " + ExpectedForm(def->type) +
+                                      ", got " + YamlNodeKind(value),
+                                  value.IsNull() ? "give a value or remove the line" : "");
+    };
+
+    if (std::string(def->name) == "custom_env" && (value.IsMap() || value.IsSequence())) {
+      Result<std::string> env = CustomEnvFromNode(path, value);
+      if (!env.ok()) return env.status();
+      loaded.custom_env = env.value();
+      continue;
+    }
+    if (def->type == FieldType::kStringList) {
+      std::vector<std::string> items;
+      if (value.IsScalar()) {
+        items.push_back(value.Scalar());
+      } else if (value.IsSequence()) {
+        for (const auto& item : value) {
+          if (!item.IsScalar()) {
+            return Status::InvalidInput(YamlWhere(path, item.Mark()) + ": items of '" + key +
+                                        "' must be strings, got " + YamlNodeKind(item));
+          }
+          items.push_back(item.Scalar());
+        }
+      } else {
+        return wrong();
+      }
+      loaded.*(def->list) = std::move(items);
+      continue;
+    }
+    if (!value.IsScalar()) return wrong();
+    TRTLLM_RUN_RETURN_IF_ERROR(SetField(*def, &loaded, value.Scalar(), where));
+  }
+  *request = std::move(loaded);
+  return Status::Ok();
+}
+
+// yaml-cpp 0.7 accepts a quoted scalar that is never closed, silently swallowing the
+// rest of the file into it. Every quoted scalar must find its closing quote.
+Status CheckQuotesClosed(const std::string& path, const std::string& text, const YAML::Node& node) {
+  if (node.IsScalar() && node.Tag() == "!") {
+    const YAML::Mark mark = node.Mark();
+    size_t pos = mark.pos < 0 ? text.size() : static_cast<size_t>(mark.pos);
+    char quote = pos < text.size() ? text[pos] : '\0';
+    if (quote == '\'' || quote == '"') {
+      bool closed = false;
+      for (size_t i = pos + 1; i < text.size(); ++i) {
+        if (quote == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == quote) {
+          if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;  // '' is an escaped quote
+          } else {
+            closed = true;
+            break;
+          }
+        }
+      }
+      if (!closed) {
+        return Status::InvalidInput(YamlWhere(path, mark) + ": unterminated " +
+                                        (quote == '"' ? "double" : "single") + "-quoted string",
+                                    "close the quote on the value that starts on this line");
+      }
+    }
+  }
+  if (node.IsSequence()) {
+    for (const auto& item : node) TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, item));
+  } else if (node.IsMap()) {
+    for (const auto& entry : node) {
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, entry.first));
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, entry.second));
+    }
+  }
+  return Status::Ok();
+}
+
+bool IsBlankCommand(const std::string& text) {
+  return text.find_first_not_of(" \t\r\n") == std::string::npos;
+}
+
+}  // namespace
+
+Result<CommandKind> ClassifyCommand(const CaseRequest& request) {
+  struct Candidate {
+    const char* field;
+    const std::optional<std::string>& value;
+    CommandKind kind;
+  };
+  // Registry order: custom, bench, eval, test_cmd. custom_script outranks custom_cmd.
+  const Candidate candidates[] = {
+      {"custom_script", request.custom_script, CommandKind::kCustom},
+      {"custom_cmd", request.custom_cmd, CommandKind::kCustom},
+      {"bench_cmd", request.bench_cmd, CommandKind::kBench},
+      {"eval_cmd", request.eval_cmd, CommandKind::kEval},
+      {"test_cmd", request.test_cmd, CommandKind::kTest},
+  };
+  std::vector<const Candidate*> given;
+  for (const Candidate& c : candidates) {
+    if (!c.value.has_value()) continue;
+    if (IsBlankCommand(*c.value)) {
+      return Status::InvalidInput(
+          std::string(c.field) + " is empty",
+          "give the command to run, or leave " + std::string(c.field) + " out");
+    }
+    if (!given.empty() && given.back()->kind == c.kind) continue;  // custom_script + custom_cmd
+    given.push_back(&c);
+  }
+  if (given.empty()) return CommandKind::kNone;
+  if (given.size() > 1) {
+    std::string names;
+    for (size_t i = 0; i < given.size(); ++i) {
+      if (i > 0) names += i + 1 == given.size() ? " and " : ", ";
+      names += given[i]->field;
+    }
+    return Status::InvalidInput("conflicting commands: " + names +
+                                " given; give exactly one of test_cmd, bench_cmd, eval_cmd, "
+                                "custom_cmd/custom_script");
+  }
+  if (request.custom_env && given.front()->kind != CommandKind::kCustom) {
+    const std::string field = given.front()->field;
+    return Status::InvalidInput(
+        "custom_env (--custom-env) applies only to the custom workflow (custom_cmd, "
+        "custom_script); the " +
+            field + " would run without it",
+        "prefix the command with the assignments instead, e.g. --" + ToKebab(field) + " " +
+            ShellQuote(*request.custom_env + " " + *given.front()->value));
+  }
+  return given.front()->kind;
+}
+
+namespace {
+
+// Offset of the first byte that is not part of valid UTF-8, or npos.
+std::size_t InvalidUtf8At(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+// The fields that hold a command or a script (many lines, tabs allowed).
+bool IsCommandField(const std::string& name) {
+  return name == "test_cmd" || name == "bench_cmd" || name == "eval_cmd" || name == "custom_cmd";
+}
+
+// The fields that become an ssh destination or an option value of ssh.
+bool IsSshField(const std::string& name) {
+  return name == "ssh_host" || name == "slurm_user" || name == "user_name" ||
+         name == "slurm_cluster" || name == "identity" || name == "ssh_option";
+}
+
+Status CheckValue(const std::string& field, const std::string& value) {
+  const std::string flag = "--" + ToKebab(field);
+  if (value.find('\0') != std::string::npos) {
+    return Status::InvalidInput(
+        field + " holds a NUL byte (at byte " + std::to_string(value.find('\0')) + ")",
+        "a command or value cannot carry NUL bytes; remove it from " + flag +
+            " or the request file");
+  }
+  std::size_t bad = InvalidUtf8At(value);
+  if (bad != std::string::npos) {
+    return Status::InvalidInput(
+        field + " is not valid UTF-8 (byte " + std::to_string(bad) + ": " +
+            EscapeControl(value.substr(bad, 1)) + ")",
+        "give " + flag + " as UTF-8 text (job files keep it byte for byte)");
+  }
+  if (IsCommandField(field)) {
+    if (value.size() > kMaxCommandBytes) {
+      return Status::InvalidInput(field + " is " + std::to_string(value.size()) +
+                                      " bytes; the limit is " + std::to_string(kMaxCommandBytes) +
+                                      " (a process argument holds at most 131072 bytes on Linux)",
+                                  "put the command in a file and give --custom-script FILE");
+    }
+    return Status::Ok();
+  }
+  for (char c : value) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7F) {
+      return Status::InvalidInput(
+          field + " '" + EscapeControl(value) + "' holds a control character",
+          "values are rendered into job scripts (#SBATCH lines, exports, docker arguments) "
+          "and cannot carry newlines or other control characters; fix " +
+              flag);
+    }
+  }
+  if (IsSshField(field) && !value.empty() && value[0] == '-') {
+    return Status::InvalidInput(field + " '" + value + "' starts with '-'",
+                                "ssh would read it as an option; give the login node as "
+                                "[user@]host with " +
+                                    flag);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateRequestValues(const CaseRequest& request) {
+  for (const FieldDef& def : FieldTable()) {
+    if (def.str && (request.*def.str)) {
+      TRTLLM_RUN_RETURN_IF_ERROR(CheckValue(def.name, *(request.*def.str)));
+    } else if (def.list) {
+      for (const std::string& value : request.*def.list) {
+        TRTLLM_RUN_RETURN_IF_ERROR(CheckValue(def.name, value));
+      }
+    }
+  }
+  for (const auto& [key, value] : request.executor_options.value_or(ExecutorOptions())) {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckValue("executor_option", key + "=" + value));
+  }
+  if (request.model_name && request.model_name->size() > kMaxModelNameBytes) {
+    return Status::InvalidInput("model_name is " + std::to_string(request.model_name->size()) +
+                                    " characters; the limit is " +
+                                    std::to_string(kMaxModelNameBytes),
+                                "it names the work dir, the job and the container: give a shorter "
+                                "--model-name");
+  }
+  return Status::Ok();
+}
+
+const std::vector<RequestField>& RequestFields() {
+  static const std::vector<RequestField> fields = [] {
+    std::vector<RequestField> out;
+    for (const FieldDef& def : FieldTable()) {
+      out.push_back(RequestField{def.name, ToKebab(def.name), def.type, def.help});
+    }
+    return out;
+  }();
+  return fields;
+}
+
+Status SetRequestField(CaseRequest* request, std::string_view name, std::string_view value,
+                       std::string_view origin) {
+  if (ToSnake(name) == "slurm_password") {
+    return Status::InvalidInput(
+        "slurm_password cannot be set as a request field" + FromOrigin(origin),
+        "use $TRTLLM_RUN_SLURM_PASSWORD, --password-file or the interactive prompt");
+  }
+  const FieldDef* def = FindField(name);
+  if (def == nullptr) return UnknownField(name, origin, false);
+  return SetField(*def, request, value, origin);
+}
+
+Status SetExecutorOption(CaseRequest* request, std::string_view key_value,
+                         std::string_view origin) {
+  const std::string where = origin.empty() ? std::string("executor option") : std::string(origin);
+  std::size_t eq = key_value.find('=');
+  if (eq == std::string_view::npos) {
+    return Status::InvalidInput(
+        where + ": '" + EscapeControl(std::string(key_value)) + "' is not KEY=VALUE",
+        "give --executor-option KEY=VALUE, e.g. --executor-option queue=fast");
+  }
+  std::string_view key = key_value.substr(0, eq);
+  if (!IsExecutorOptionKey(key)) return BadExecutorOptionKey(key, where);
+  if (!request->executor_options) request->executor_options.emplace();
+  (*request->executor_options)[std::string(key)] = std::string(key_value.substr(eq + 1));
+  return Status::Ok();
+}
+
+Status LoadRequestFile(const std::string& path, CaseRequest* request) {
+  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "request file");
+  if (!text.ok()) {
+    if (text.status().code() == StatusCode::kInvalidInput) return text.status();  // too large
+    return Status::InvalidInput("--request: " + text.status().message(),
+                                "give a readable YAML or JSON file: a mapping of field names "
+                                "to values");
+  }
+  return LoadRequestText(text.value(), path, request);
+}
+
+Status LoadRequestText(const std::string& text, const std::string& path, CaseRequest* request) {
+  if (text.size() > kMaxRequestFileBytes) {
+    return TooLarge("request file", path, text.size(), kMaxRequestFileBytes);
+  }
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    std::string where = path;
+    if (!e.mark.is_null()) {
+      where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+    }
+    return Status::InvalidInput(where + ": not valid YAML or JSON: " + e.msg);
+  }
+  try {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, path));
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckQuotesClosed(path, text, root));
+    return LoadRequestNode(path, root, request);
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidInput(path + ": " + e.what());
+  }
+}
+
+void MergeRequest(const CaseRequest& overrides, CaseRequest* base) {
+  for (const FieldDef& def : FieldTable()) {
+    switch (def.type) {
+      case FieldType::kString:
+        if ((overrides.*def.str).has_value()) base->*def.str = overrides.*def.str;
+        break;
+      case FieldType::kInt:
+        if ((overrides.*def.integer).has_value()) base->*def.integer = overrides.*def.integer;
+        break;
+      case FieldType::kBool:
+        if ((overrides.*def.boolean).has_value()) base->*def.boolean = overrides.*def.boolean;
+        break;
+      case FieldType::kStringList:
+        if (!(overrides.*def.list).empty()) base->*def.list = overrides.*def.list;
+        break;
+    }
+  }
+  if (overrides.executor_options) {
+    if (!base->executor_options) base->executor_options.emplace();
+    for (const auto& [key, value] : *overrides.executor_options) {
+      (*base->executor_options)[key] = value;
+    }
+  }
+  if (overrides.slurm_password.has_value()) base->slurm_password = overrides.slurm_password;
+}
+
+std::vector<std::pair<std::string, std::string>> GivenRequestFields(const CaseRequest& request) {
+  std::vector<std::pair<std::string, std::string>> given;
+  for (const FieldDef& def : FieldTable()) {
+    switch (def.type) {
+      case FieldType::kString:
+        if ((request.*def.str).has_value()) given.emplace_back(def.name, *(request.*def.str));
+        break;
+      case FieldType::kInt:
+        if ((request.*def.integer).has_value()) {
+          given.emplace_back(def.name, std::to_string(*(request.*def.integer)));
+        }
+        break;
+      case FieldType::kBool:
+        if ((request.*def.boolean).has_value()) {
+          given.emplace_back(def.name, *(request.*def.boolean) ? "true" : "false");
+        }
+        break;
+      case FieldType::kStringList:
+        for (const std::string& item : request.*def.list) given.emplace_back(def.name, item);
+        break;
+    }
+  }
+  return given;
+}
+
+}  // namespace trtllm_run

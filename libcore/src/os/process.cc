@@ -1,0 +1,577 @@
+#include "os/process.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/process/v2.hpp>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+#include <thread>
+#include <utility>
+
+extern char** environ;
+
+namespace trtllm_run {
+
+namespace bp2 = boost::process::v2;
+
+namespace {
+
+// CLOSE_RANGE_CLOEXEC (Linux 5.11), spelled out for older kernel headers.
+constexpr unsigned kCloseRangeCloexec = 1u << 2;
+
+// A Boost.Process v2 initializer for the child side of fork(). on_exec_setup runs in the
+// child just before execve; on_exec_error runs in the child when execve (or a setup step)
+// failed, after the launcher reported errno to the parent.
+struct ChildSetup {
+  boost::system::error_code on_exec_setup(bp2::posix::default_launcher&,
+                                          const bp2::filesystem::path&, const char* const*) {
+    // Own process group: the terminal's Ctrl-C does not reach the job, and the job with
+    // all its descendants can be signalled as one.
+    if (::setpgid(0, 0) == -1) {
+      return boost::system::error_code(errno, boost::system::system_category());
+    }
+    // A job must not inherit the supervisor's ignored signals (SIGPIPE, ...) or mask;
+    // handlers are reset by execve anyway. Only async-signal-safe calls here.
+    struct sigaction dfl;
+    ::memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; ++sig) {
+      if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &dfl, nullptr);
+    }
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // No descriptor beyond 0-2 may reach the job. Boost 1.81 means to close them, but its
+    // close_range() loop skips the range between fd 2 and its own error pipe (it compares
+    // whitelist[idx] with itself), so every descriptor the parent holds without
+    // O_CLOEXEC leaked. Marking all fds >= 3 close-on-exec fixes that and keeps both the
+    // pipe dup2()ed onto 1 and 2 later and Boost's error pipe usable until execve.
+    if (::syscall(SYS_close_range, 3u, ~0u, kCloseRangeCloexec) != 0) {
+      long max_fd = ::sysconf(_SC_OPEN_MAX);
+      if (max_fd < 0 || max_fd > 65536) max_fd = 65536;
+      for (int fd = 3; fd < max_fd; ++fd) ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+    }
+    return {};
+  }
+
+  void on_exec_error(bp2::posix::default_launcher&, const bp2::filesystem::path&,
+                     const char* const*, const boost::system::error_code&) {
+    // The launcher would call exit() next, which runs the parent's atexit handlers and
+    // flushes its stdio buffers a second time from the child. Leave without them.
+    ::_exit(127);
+  }
+};
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+// The program to execute: argv0 itself when it names a path, else the first match in
+// `path_var` (the child's $PATH), like execvp. Empty when not found.
+std::string ResolveProgram(const std::string& argv0, const std::string& path_var) {
+  if (argv0.find('/') != std::string::npos) return argv0;
+  std::size_t start = 0;
+  while (start <= path_var.size()) {
+    std::size_t end = path_var.find(':', start);
+    if (end == std::string::npos) end = path_var.size();
+    std::string dir = path_var.substr(start, end - start);
+    if (dir.empty()) dir = ".";
+    std::string candidate = dir + "/" + argv0;
+    if (IsExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return "";
+}
+
+std::string LookupEnv(const std::vector<std::string>& env, const std::string& name) {
+  for (const std::string& entry : env) {
+    if (entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 &&
+        entry[name.size()] == '=') {
+      return entry.substr(name.size() + 1);
+    }
+  }
+  return "";
+}
+
+ProcessExit DecodeWaitStatus(int status) {
+  ProcessExit exit;
+  if (WIFSIGNALED(status)) {
+    exit.signal = WTERMSIG(status);
+  } else {
+    exit.exit_code = WEXITSTATUS(status);
+  }
+  return exit;
+}
+
+// What /proc/<pid>/stat tells about a process.
+struct ProcStat {
+  int ppid = 0;
+  int pgrp = 0;
+  bool zombie = false;                // or dead
+  unsigned long long start_time = 0;  // field 22, clock ticks since boot
+};
+
+bool ReadProcStat(int pid, ProcStat* stat) {
+  char path[64];
+  ::snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  // "pid (comm) state ppid pgrp ... starttime(22) ...": comm may contain spaces and ')',
+  // so parse after the last ')'.
+  const char* close = ::strrchr(buf, ')');
+  if (close == nullptr) return false;
+  char state = 0;
+  if (::sscanf(close + 1, " %c %d %d", &state, &stat->ppid, &stat->pgrp) != 3) return false;
+  stat->zombie = state == 'Z' || state == 'X' || state == 'x';
+  const char* p = close + 2;
+  for (int field = 3; field < 22 && p != nullptr; ++field) {
+    p = ::strchr(p, ' ');
+    if (p != nullptr) ++p;
+  }
+  stat->start_time = p != nullptr ? ::strtoull(p, nullptr, 10) : 0;
+  return true;
+}
+
+bool ReadProcStat(int pid, int* pgrp, bool* zombie) {
+  ProcStat stat;
+  if (!ReadProcStat(pid, &stat)) return false;
+  *pgrp = stat.pgrp;
+  *zombie = stat.zombie;
+  return true;
+}
+
+// Every process of /proc with its stat, by pid.
+std::map<int, ProcStat> AllProcesses() {
+  std::map<int, ProcStat> all;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return all;
+  while (struct dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = ::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid <= 0) continue;
+    ProcStat stat;
+    if (ReadProcStat(static_cast<int>(pid), &stat)) all[static_cast<int>(pid)] = stat;
+  }
+  ::closedir(dir);
+  return all;
+}
+
+const char* const kSecretVariables[] = {
+    "TRTLLM_RUN_SLURM_PASSWORD",
+    "TRTLLM_RUN_SLURM_PASSWORD_FILE",
+    "TRTLLM_RUN_SSH_ASKPASS_SECRET",
+};
+
+}  // namespace
+
+std::string ProcessExit::ToString() const {
+  if (signal) return "signal " + std::to_string(*signal) + " (" + SignalName(*signal) + ")";
+  if (exit_code) return "exit code " + std::to_string(*exit_code);
+  return "unknown";
+}
+
+std::string SignalName(int sig) {
+  switch (sig) {
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGINT:
+      return "SIGINT";
+    case SIGQUIT:
+      return "SIGQUIT";
+    case SIGILL:
+      return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGUSR1:
+      return "SIGUSR1";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGUSR2:
+      return "SIGUSR2";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGALRM:
+      return "SIGALRM";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGCHLD:
+      return "SIGCHLD";
+    case SIGCONT:
+      return "SIGCONT";
+    case SIGSTOP:
+      return "SIGSTOP";
+    case SIGTSTP:
+      return "SIGTSTP";
+    case SIGXCPU:
+      return "SIGXCPU";
+    default:
+      return "signal " + std::to_string(sig);
+  }
+}
+
+std::vector<int> ProcessGroupMembers(int pgid) {
+  std::vector<int> members;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return members;
+  while (struct dirent* entry = ::readdir(dir)) {
+    char* end = nullptr;
+    long pid = ::strtol(entry->d_name, &end, 10);
+    if (end == entry->d_name || *end != '\0' || pid <= 0) continue;
+    int pgrp = 0;
+    bool zombie = false;
+    if (ReadProcStat(static_cast<int>(pid), &pgrp, &zombie) && pgrp == pgid && !zombie) {
+      members.push_back(static_cast<int>(pid));
+    }
+  }
+  ::closedir(dir);
+  return members;
+}
+
+bool IsTrtllmRunSecret(const std::string& name) {
+  for (const char* secret : kSecretVariables) {
+    if (name == secret) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> ChildEnvironment(const std::vector<EnvVar>& overrides) {
+  auto overridden_later = [&overrides](const std::string& name, std::size_t after) {
+    for (std::size_t i = after; i < overrides.size(); ++i) {
+      if (overrides[i].name == name) return true;
+    }
+    return false;
+  };
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (IsTrtllmRunSecret(name) || overridden_later(name, 0)) continue;
+    env.push_back(std::move(entry));
+  }
+  for (std::size_t i = 0; i < overrides.size(); ++i) {
+    if (!overridden_later(overrides[i].name, i + 1)) {
+      env.push_back(overrides[i].name + "=" + overrides[i].value);
+    }
+  }
+  return env;
+}
+
+bool ProcessEnvironmentHas(int pid, const std::string& name_value) {
+  if (pid <= 0 || name_value.empty()) return false;
+  char path[64];
+  ::snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  // Entries are NUL-terminated; a match is a whole entry.
+  std::string environment;
+  char buffer[16384];
+  ssize_t n;
+  while ((n = ::read(fd, buffer, sizeof buffer)) > 0) {
+    environment.append(buffer, static_cast<std::size_t>(n));
+    if (environment.size() > (16u << 20)) break;  // no real environment is this large
+  }
+  ::close(fd);
+  std::string needle = name_value;
+  needle.push_back('\0');
+  if (environment.compare(0, needle.size(), needle) == 0) return true;
+  return environment.find('\0' + needle) != std::string::npos;
+}
+
+std::vector<int> ProcessesWithEnvironment(const std::string& name_value) {
+  std::vector<int> pids;
+  for (const auto& [pid, stat] : AllProcesses()) {
+    if (!stat.zombie && ProcessEnvironmentHas(pid, name_value)) pids.push_back(pid);
+  }
+  return pids;
+}
+
+bool BecomeChildSubreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
+
+JobProcessTracker::JobProcessTracker(int leader, int pgid, std::string marker)
+    : leader_(leader), pgid_(pgid), marker_(std::move(marker)) {}
+
+std::vector<int> JobProcessTracker::Scan() {
+  const int self = static_cast<int>(::getpid());
+  std::map<int, ProcStat> all = AllProcesses();
+  // 1 ours, 0 not ours, -1 not decided yet; decided along each parent chain.
+  std::map<int, int> ours;
+  auto seen_before = [&](int pid, unsigned long long start) {
+    for (const auto& [p, s] : seen_) {
+      if (p == pid && s == start) return true;
+    }
+    return false;
+  };
+  auto tagged = [&](int pid, const ProcStat& stat) {
+    return (pgid_ > 1 && stat.pgrp == pgid_) || seen_before(pid, stat.start_time) ||
+           (!marker_.empty() && ProcessEnvironmentHas(pid, marker_));
+  };
+  std::function<int(int, int)> decide = [&](int pid, int depth) -> int {
+    if (pid == self) return 0;  // reached this process: not tagged on the way
+    auto known = ours.find(pid);
+    if (known != ours.end()) return known->second;
+    auto it = all.find(pid);
+    if (it == all.end() || pid <= 1 || depth > 4096) return ours[pid] = -2;  // not below us
+    int parent = it->second.ppid;
+    if (parent == self) return ours[pid] = tagged(pid, it->second) ? 1 : 0;
+    int above = decide(parent, depth + 1);
+    if (above == -2) return ours[pid] = -2;
+    return ours[pid] = (above == 1 || tagged(pid, it->second)) ? 1 : 0;
+  };
+  std::vector<int> live;
+  for (const auto& [pid, stat] : all) {
+    if (pid == self || pid == leader_ || stat.zombie) continue;
+    if (decide(pid, 0) != 1) continue;
+    live.push_back(pid);
+    if (!seen_before(pid, stat.start_time)) seen_.push_back({pid, stat.start_time});
+  }
+  return live;
+}
+
+std::size_t JobProcessTracker::Signal(int sig) {
+  std::size_t signalled = 0;
+  for (int pid : Scan()) {
+    if (::kill(pid, sig) == 0) ++signalled;
+  }
+  return signalled;
+}
+
+void JobProcessTracker::Reap() {
+  const int self = static_cast<int>(::getpid());
+  for (const auto& [pid, stat] : AllProcesses()) {
+    if (!stat.zombie || stat.ppid != self || pid == leader_) continue;
+    bool job_process = pgid_ > 1 && stat.pgrp == pgid_;
+    for (const auto& [p, s] : seen_)
+      job_process = job_process || (p == pid && s == stat.start_time);
+    if (job_process) ::waitpid(pid, nullptr, WNOHANG);
+  }
+}
+
+// Boost.Process v2 owns the child handle (spawn, reap). The io_context is required by
+// its API; nothing runs on it.
+struct ChildProcess::Impl {
+  boost::asio::io_context io;
+  std::optional<bp2::process> process;
+};
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(const ProcessOptions& options) {
+  if (options.argv.empty()) {
+    return Status::InvalidInput("cannot start a process: the argument list is empty");
+  }
+  std::vector<std::string> env = ChildEnvironment(options.env);
+  std::string program = ResolveProgram(options.argv[0], LookupEnv(env, "PATH"));
+  std::string where = options.working_dir.empty() ? "" : " in " + options.working_dir;
+  if (program.empty()) {
+    return Status::ExecutionError(
+        "cannot start '" + options.argv[0] + "'" + where + ": not found in $PATH",
+        "install it or give its full path");
+  }
+
+  if (!options.working_dir.empty()) {
+    struct stat st;
+    if (::stat(options.working_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return Status::ExecutionError("cannot start '" + options.argv[0] +
+                                    "': the working directory " + options.working_dir +
+                                    " does not exist or is not a directory");
+    }
+  }
+
+  // The merged output pipe. Both ends close-on-exec: the child's copies are made by
+  // dup2 onto fds 1 and 2, and Boost closes every other fd in the child.
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) == -1) {
+    return Status::ExecutionError(std::string("cannot create the output pipe: ") +
+                                  ::strerror(errno));
+  }
+  if (::fcntl(fds[0], F_SETFL, O_NONBLOCK) == -1) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::ExecutionError(std::string("cannot make the output pipe non-blocking: ") +
+                                  ::strerror(err));
+  }
+
+  // argv is passed as a raw array so that argv[0] stays what the caller gave.
+  std::vector<const char*> raw_argv;
+  for (const std::string& arg : options.argv) raw_argv.push_back(arg.c_str());
+  raw_argv.push_back(nullptr);
+
+  std::unique_ptr<ChildProcess> child(new ChildProcess());
+  child->impl_ = std::make_unique<Impl>();
+  boost::system::error_code ec;
+  bp2::process_stdio stdio{nullptr, fds[1], fds[1]};
+  bp2::posix::default_launcher launcher;
+  // The environment goes through the launcher's public `env` member rather than
+  // bp2::process_environment: in Boost 1.81 header-only mode the latter's on_setup() is
+  // declared but its definition (impl/environment.ipp) is never included, so it fails
+  // to link. `env` is exactly what process_environment would set.
+  std::vector<const char*> envp;
+  for (const std::string& entry : env) envp.push_back(entry.c_str());
+  envp.push_back(nullptr);
+  launcher.env = envp.data();
+  std::optional<bp2::process> process;
+  boost::asio::any_io_executor executor = child->impl_->io.get_executor();
+  try {
+    if (options.working_dir.empty()) {
+      process.emplace(launcher(executor, ec, program, raw_argv.data(), ChildSetup{}, stdio));
+    } else {
+      process.emplace(launcher(executor, ec, program, raw_argv.data(), ChildSetup{},
+                               bp2::process_start_dir(options.working_dir), stdio));
+    }
+  } catch (const std::exception& e) {
+    // Boost throws only after fork() when it cannot watch the child (pidfd_open refused
+    // by an old kernel or a seccomp filter). The launcher still knows the pid: leave
+    // nothing running.
+    if (launcher.pid > 0) {
+      ::kill(-launcher.pid, SIGKILL);
+      ::kill(launcher.pid, SIGKILL);
+      ::waitpid(launcher.pid, nullptr, 0);
+    }
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::ExecutionError("cannot start '" + program + "'" + where + ": " + e.what());
+  }
+  ::close(fds[1]);
+  if (ec || !process || process->id() <= 0) {
+    // The child exited after reporting its exec error; Boost does not reap it.
+    if (launcher.pid > 0) ::waitpid(launcher.pid, nullptr, 0);
+    ::close(fds[0]);
+    return Status::ExecutionError("cannot start '" + program + "'" + where + ": " + ec.message());
+  }
+  child->pid_ = process->id();
+  child->output_fd_ = fds[0];
+  // Close-on-exec by default. Opened before anything can reap the child, so it refers to
+  // this child and no later process with a reused pid.
+  child->exit_fd_ = static_cast<int>(::syscall(SYS_pidfd_open, child->pid_, 0u));
+  child->impl_->process = std::move(process);
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  CloseOutput();
+  if (exit_fd_ >= 0) ::close(exit_fd_);
+  if (pid_ > 0 && !group_gone_ && ::kill(-pid_, 0) == 0) ::kill(-pid_, SIGKILL);
+  if (pid_ > 0 && !exit_) Wait();
+  if (impl_ && impl_->process) impl_->process->detach();  // reaped above; no second waitpid
+}
+
+Result<ReadState> ChildProcess::ReadOutput(std::string* out, std::size_t max_bytes) {
+  if (output_fd_ < 0) return ReadState::kEof;
+  std::size_t old_size = out->size();
+  out->resize(old_size + max_bytes);
+  ssize_t n;
+  do {
+    n = ::read(output_fd_, &(*out)[old_size], max_bytes);
+  } while (n < 0 && errno == EINTR);
+  int err = errno;
+  out->resize(old_size + (n > 0 ? static_cast<std::size_t>(n) : 0));
+  if (n > 0) return ReadState::kData;
+  if (n == 0) {
+    CloseOutput();
+    return ReadState::kEof;
+  }
+  if (err == EAGAIN || err == EWOULDBLOCK) return ReadState::kWouldBlock;
+  return Status::IoError("reading the output of process " + std::to_string(pid_) + ": " +
+                         ::strerror(err));
+}
+
+void ChildProcess::CloseOutput() {
+  if (output_fd_ >= 0) {
+    ::close(output_fd_);
+    output_fd_ = -1;
+  }
+}
+
+std::optional<ProcessExit> ChildProcess::TryWait() {
+  if (exit_ || pid_ <= 0) return exit_;
+  boost::system::error_code ec;
+  if (impl_->process->running(ec)) return std::nullopt;
+  if (ec) {
+    // ECHILD: someone else reaped it (a SIGCHLD handler set to SIG_IGN or waitpid(-1)).
+    // It is gone; its status is lost.
+    exit_ = ProcessExit{std::nullopt, std::nullopt};
+    return exit_;
+  }
+  exit_ = DecodeWaitStatus(impl_->process->native_exit_code());
+  return exit_;
+}
+
+ProcessExit ChildProcess::Wait() {
+  if (exit_ || pid_ <= 0) return exit_.value_or(ProcessExit{});
+  boost::system::error_code ec;
+  impl_->process->wait(ec);
+  if (ec) {
+    exit_ = ProcessExit{std::nullopt, std::nullopt};
+  } else {
+    exit_ = DecodeWaitStatus(impl_->process->native_exit_code());
+  }
+  return *exit_;
+}
+
+bool ChildProcess::SignalGroup(int sig) {
+  if (pid_ <= 0 || group_gone_) return false;
+  if (::kill(-pid_, sig) == 0) return true;
+  if (errno == ESRCH) group_gone_ = true;
+  return false;
+}
+
+bool ChildProcess::GroupAlive() {
+  if (pid_ <= 0 || group_gone_) return false;
+  if (::kill(-pid_, 0) == -1 && errno == ESRCH) {
+    group_gone_ = true;
+    return false;
+  }
+  // Our own unreaped leader is a zombie as well; TryWait() reaps it so the scan below
+  // and later kill() calls see only the real members.
+  TryWait();
+  if (ProcessGroupMembers(pid_).empty()) {
+    group_gone_ = true;
+    return false;
+  }
+  return true;
+}
+
+ProcessExit ChildProcess::Terminate(double grace_seconds) {
+  using Clock = std::chrono::steady_clock;
+  SignalGroup(SIGTERM);
+  // A stopped job cannot act on SIGTERM until continued.
+  SignalGroup(SIGCONT);
+  auto deadline = Clock::now() + std::chrono::duration<double>(grace_seconds);
+  while (GroupAlive() && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (GroupAlive()) SignalGroup(SIGKILL);
+  ProcessExit exit = Wait();
+  // SIGKILL is immediate, but the kernel may take a moment to tear large processes down.
+  auto kill_deadline = Clock::now() + std::chrono::seconds(1);
+  while (GroupAlive() && Clock::now() < kill_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return exit;
+}
+
+}  // namespace trtllm_run

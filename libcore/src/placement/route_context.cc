@@ -1,0 +1,48 @@
+#include "placement/route_context.h"
+
+namespace trtllm_run {
+
+std::string RouteExplanation(const Placement& placement) {
+  if (placement.scenario.empty()) return "";
+  const std::string prefix = "scenario " + placement.scenario;
+  for (const std::string& note : placement.notes) {
+    if (note.compare(0, prefix.size(), prefix) != 0) continue;
+    std::size_t colon = note.find(": ");
+    if (colon == std::string::npos) break;
+    return "routing chose " + note.substr(9, colon - 9) + ": " + note.substr(colon + 2);
+  }
+  return "routing chose " + placement.scenario;
+}
+
+Status WithRoute(const Status& error, const CaseRequest& request, const Placement& placement,
+                 const std::vector<std::string>& executors) {
+  std::string route = RouteExplanation(placement);
+  if (error.ok() || route.empty()) return error;
+  std::string others;
+  for (const std::string& name : executors) {
+    if (name == placement.scenario) continue;
+    others += (others.empty() ? "--scenario " : ", --scenario ") + name;
+  }
+  std::string hint = error.hint();
+  if (!others.empty()) {
+    hint += std::string(hint.empty() ? "" : "; or ") +
+            (request.scenario ? "pick another scenario: " : "to run it elsewhere: ") + others;
+  }
+  std::string message = error.message() + "\n  route: " + route;
+  switch (error.code()) {
+    case StatusCode::kNotFound:
+      return Status::NotFound(message, hint);
+    case StatusCode::kInvalidInput:
+      return Status::InvalidInput(message, hint);
+    case StatusCode::kPluginError:
+      return Status::PluginError(message, hint);
+    case StatusCode::kIoError:
+      return Status::IoError(message, hint);
+    case StatusCode::kExecutionError:
+      return Status::ExecutionError(message, hint);
+    default:
+      return Status::Internal(message);
+  }
+}
+
+}  // namespace trtllm_run

@@ -1,0 +1,29 @@
+// Planning errors that say where the case was routed: which scenario routing chose and
+// why, and the flag that sends the case elsewhere.
+#ifndef TRTLLM_RUN_PLACEMENT_ROUTE_CONTEXT_H_
+#define TRTLLM_RUN_PLACEMENT_ROUTE_CONTEXT_H_
+
+#include <string>
+#include <vector>
+
+#include "trtllm_run/environment.h"
+#include "trtllm_run/export.h"
+#include "trtllm_run/request.h"
+#include "trtllm_run/status.h"
+
+namespace trtllm_run {
+
+// "routing chose <scenario>: <why>" from the placement's routing note (the note
+// "scenario <name>...: <why>"), or "" when no scenario was chosen.
+TRTLLM_RUN_API std::string RouteExplanation(const Placement& placement);
+
+// `error` with the route appended to its message and, to its hint, the --scenario values
+// that would run the case elsewhere (the other names of `executors`). Unchanged when
+// `error` is OK or no scenario was chosen.
+TRTLLM_RUN_API Status WithRoute(const Status& error, const CaseRequest& request,
+                                const Placement& placement,
+                                const std::vector<std::string>& executors);
+
+}  // namespace trtllm_run
+
+#endif  // TRTLLM_RUN_PLACEMENT_ROUTE_CONTEXT_H_
