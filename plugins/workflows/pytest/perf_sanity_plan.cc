@@ -127,6 +127,152 @@ PerfSubmitPlan PerfInputs(const CaseRequest& request, const std::optional<PerfSa
   return perf;
 }
 
+// The job's size as the perf config gives it.
+struct PerfSize {
+  int required = 1;  // spec 000's required_devices
+  int total = 1;     // what submit.py launches
+  int per_node = 1;  // hardware.gpus_per_node
+  int nodes = 1;
+};
+
+// The perf config's path: perf_config_yaml, else the test id's config in the repo; ""
+// when there is neither.
+Result<std::string> ConfigPathFor(const CaseRequest& request, const std::optional<PerfSanityId>& id,
+                                  const std::string& repo_root, JobPlan* plan) {
+  std::string config_path;
+  if (request.perf_config_yaml) {
+    std::error_code error;
+    config_path = fs::absolute(*request.perf_config_yaml, error).lexically_normal().string();
+    plan->notes.push_back("perf config " + config_path + ": given (perf_config_yaml)");
+  } else if (id) {
+    std::string folder = ConfigFolder(repo_root, id->disaggregated_config);
+    config_path = folder + "/" + id->config + ".yaml";
+    std::error_code error;
+    if (!fs::is_regular_file(config_path, error)) {
+      return Status::InvalidInput(
+          "perf-sanity config '" + id->config + ".yaml' of test id '" + id->id +
+              "' was not found in " + folder,
+          "give --perf-config-yaml FILE, or an id naming one of: " + YamlConfigs(folder));
+    }
+    plan->notes.push_back("perf config " + config_path + ": from the test id");
+  }
+
+  return config_path;
+}
+
+// Aggregated configs: the server config the id selects (none: every entry, the largest).
+Status SizeAggregated(const YAML::Node& config, const std::string& config_path,
+                      const std::optional<PerfSanityId>& id, PerfSize* size, JobPlan* plan) {
+  std::string select = id ? id->select : "";
+  const YAML::Node servers = config["server_configs"];
+  std::vector<std::string> names;
+  std::optional<WorkerSize> chosen;
+  std::string chosen_name;
+  for (const YAML::Node& server : servers) {
+    std::string name = server["name"] ? server["name"].as<std::string>("") : "";
+    names.push_back(name);
+    if (!select.empty() && name != select) continue;
+    Result<WorkerSize> server_size =
+        ReadWorkerSize(server, config_path + ": server config " + name);
+    if (!server_size.ok()) return server_size.status();
+    if (!chosen || server_size->Gpus() > chosen->Gpus()) {
+      chosen = server_size.value();
+      chosen_name = name;
+    }
+  }
+  if (!chosen) {
+    std::string list;
+    for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+    return Status::InvalidInput(
+        (select.empty() ? "perf config '" + config_path + "' has no server_configs"
+                        : "no server config named '" + select + "' in '" + config_path + "'"),
+        "server_configs names: " + (list.empty() ? std::string("(none)") : list));
+  }
+  size->required = chosen->SpecGpus();
+  size->total = chosen->Gpus();
+  size->nodes = CeilDiv(size->total, size->per_node);
+  plan->notes.push_back("required_devices " + std::to_string(size->required) + ": tp " +
+                        std::to_string(chosen->tp) + " x pp " + std::to_string(chosen->pp) +
+                        " of server config " + chosen_name +
+                        (select.empty() ? " (the largest; the id selects every entry)" : "") +
+                        "; " + std::to_string(size->nodes) + " node(s) of " +
+                        std::to_string(size->per_node) + " GPUs (hardware.gpus_per_node)");
+  if (chosen->cp > 1) {
+    plan->notes.push_back(
+        "sizing differs: the spec's rule gives tp x pp = " + std::to_string(size->required) +
+        " GPUs; submit.py launches tp x pp x cp = " + std::to_string(size->total) +
+        " (context_parallel_size " + std::to_string(chosen->cp) + "), which the job is sized for");
+  }
+  return Status::Ok();
+}
+
+// Disaggregated configs: one context server (ctx_only), or submit.py's sizing of every
+// context and generation server on whole nodes.
+Status SizeDisaggregated(const YAML::Node& config, const std::string& config_path,
+                         const std::string& mode, PerfSize* size, JobPlan* plan) {
+  const YAML::Node workers = config["worker_config"];
+  Result<WorkerSize> ctx = ReadWorkerSize(workers["ctx"] ? workers["ctx"] : YAML::Node(),
+                                          config_path + ": worker_config.ctx");
+  if (!ctx.ok()) return ctx.status();
+  Result<WorkerSize> gen = ReadWorkerSize(workers["gen"] ? workers["gen"] : YAML::Node(),
+                                          config_path + ": worker_config.gen");
+  if (!gen.ok()) return gen.status();
+  if (mode == "ctx_only") {
+    size->required = ctx->SpecGpus();
+    size->total = ctx->Gpus();
+    size->nodes = CeilDiv(size->total, size->per_node);
+    plan->notes.push_back("required_devices " + std::to_string(size->total) +
+                          ": one context server (worker_config.ctx tp " + std::to_string(ctx->tp) +
+                          " x pp " + std::to_string(ctx->pp) + " x cp " + std::to_string(ctx->cp) +
+                          ") on the aggregated path");
+  } else {
+    const YAML::Node hardware = config["hardware"];
+    Result<int> num_ctx = IntField(hardware, "num_ctx_servers", 0, config_path + ": hardware");
+    if (!num_ctx.ok()) return num_ctx.status();
+    Result<int> num_gen = IntField(hardware, "num_gen_servers", 0, config_path + ": hardware");
+    if (!num_gen.ok()) return num_gen.status();
+    int ctx_servers = num_ctx.value();
+    std::string bench_mode = config["benchmark"] && config["benchmark"]["mode"]
+                                 ? config["benchmark"]["mode"].as<std::string>("")
+                                 : "";
+    if (mode == "gen_only" && bench_mode.find("gen_only_no_context") != std::string::npos) {
+      ctx_servers = 0;
+    }
+    int ctx_nodes = ctx_servers * CeilDiv(ctx->Gpus(), size->per_node);
+    int gen_nodes = num_gen.value() * CeilDiv(gen->Gpus(), size->per_node);
+    size->nodes = std::max(1, ctx_nodes + gen_nodes);
+    size->total = ctx_servers * ctx->Gpus() + num_gen.value() * gen->Gpus();
+    size->required = size->total;
+    plan->notes.push_back(
+        "required_devices " + std::to_string(size->total) + ": " + std::to_string(ctx_servers) +
+        " context server(s) of " + std::to_string(ctx->Gpus()) + " GPUs + " +
+        std::to_string(num_gen.value()) + " generation server(s) of " +
+        std::to_string(gen->Gpus()) + " GPUs; " + std::to_string(size->nodes) +
+        " node(s): each server on whole size->nodes of " + std::to_string(size->per_node) +
+        " GPUs (submit.py's disaggregated sizing)");
+    plan->notes.push_back(
+        "sizing differs: the spec's rule (tp x pp of a matching server_configs entry) has no "
+        "entry in a disaggregated config and falls back to 1 GPU; submit.py's sizing is used");
+  }
+  size->total = std::max(size->total, 1);
+  return Status::Ok();
+}
+
+// The model when the caller gave none: the config's metadata, else the config name.
+void NameFromConfig(const YAML::Node& config, const std::optional<PerfSanityId>& id,
+                    JobPlan* plan) {
+  std::string from_config = config["metadata"] && config["metadata"]["model_name"]
+                                ? config["metadata"]["model_name"].as<std::string>("")
+                                : "";
+  std::string name = SanitizeModelName(from_config);
+  if (!name.empty()) {
+    plan->model_name = name;
+    plan->notes.push_back("model_name " + name + ": metadata.model_name of the perf config");
+  } else if (id) {
+    plan->model_name = SanitizeModelName(id->config);
+    plan->notes.push_back("model_name " + plan->model_name + ": the config of the test id");
+  }
+}
 }  // namespace
 
 Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
@@ -138,25 +284,11 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
   if (!found_id.ok()) return found_id.status();
   const std::optional<PerfSanityId>& id = found_id.value();
 
-  std::string config_path;
-  if (request.perf_config_yaml) {
-    std::error_code error;
-    config_path = fs::absolute(*request.perf_config_yaml, error).lexically_normal().string();
-    plan.notes.push_back("perf config " + config_path + ": given (perf_config_yaml)");
-  } else if (id) {
-    std::string folder = ConfigFolder(repo_root, id->disaggregated_config);
-    config_path = folder + "/" + id->config + ".yaml";
-    std::error_code error;
-    if (!fs::is_regular_file(config_path, error)) {
-      return Status::InvalidInput(
-          "perf-sanity config '" + id->config + ".yaml' of test id '" + id->id +
-              "' was not found in " + folder,
-          "give --perf-config-yaml FILE, or an id naming one of: " + YamlConfigs(folder));
-    }
-    plan.notes.push_back("perf config " + config_path + ": from the test id");
-  }
+  Result<std::string> found_path = ConfigPathFor(request, id, repo_root, &plan);
+  if (!found_path.ok()) return found_path.status();
+  const std::string config_path = found_path.value();
 
-  int required = 1, total = 1, per_node = 1, nodes = 1;
+  PerfSize size;
   if (config_path.empty()) {
     plan.notes.push_back(
         "perf-sanity without a test id or perf_config_yaml: 1 GPU, 1 node "
@@ -172,7 +304,7 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
       return Status::InvalidInput("perf config '" + config_path + "' has no hardware.gpus_per_node",
                                   "perf-sanity configs size the job from hardware.gpus_per_node");
     }
-    per_node = gpn.value();
+    size.per_node = gpn.value();
     const bool disaggregated_config = config["worker_config"].IsDefined();
     if (!disaggregated_config && !config["server_configs"].IsDefined()) {
       return Status::InvalidInput("perf config '" + config_path +
@@ -191,108 +323,11 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
           "disagg-{e2e|gen_only}-<config> or aggr-ctx_only-<config> with disaggregated ones");
     }
     if (!disaggregated_config) {
-      // Aggregated: the server config the id selects (none: every entry, the largest).
-      std::string select = id ? id->select : "";
-      const YAML::Node servers = config["server_configs"];
-      std::vector<std::string> names;
-      std::optional<WorkerSize> chosen;
-      std::string chosen_name;
-      for (const YAML::Node& server : servers) {
-        std::string name = server["name"] ? server["name"].as<std::string>("") : "";
-        names.push_back(name);
-        if (!select.empty() && name != select) continue;
-        Result<WorkerSize> size = ReadWorkerSize(server, config_path + ": server config " + name);
-        if (!size.ok()) return size.status();
-        if (!chosen || size->Gpus() > chosen->Gpus()) {
-          chosen = size.value();
-          chosen_name = name;
-        }
-      }
-      if (!chosen) {
-        std::string list;
-        for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
-        return Status::InvalidInput(
-            (select.empty() ? "perf config '" + config_path + "' has no server_configs"
-                            : "no server config named '" + select + "' in '" + config_path + "'"),
-            "server_configs names: " + (list.empty() ? std::string("(none)") : list));
-      }
-      required = chosen->SpecGpus();
-      total = chosen->Gpus();
-      nodes = CeilDiv(total, per_node);
-      plan.notes.push_back("required_devices " + std::to_string(required) + ": tp " +
-                           std::to_string(chosen->tp) + " x pp " + std::to_string(chosen->pp) +
-                           " of server config " + chosen_name +
-                           (select.empty() ? " (the largest; the id selects every entry)" : "") +
-                           "; " + std::to_string(nodes) + " node(s) of " +
-                           std::to_string(per_node) + " GPUs (hardware.gpus_per_node)");
-      if (chosen->cp > 1) {
-        plan.notes.push_back(
-            "sizing differs: the spec's rule gives tp x pp = " + std::to_string(required) +
-            " GPUs; submit.py launches tp x pp x cp = " + std::to_string(total) +
-            " (context_parallel_size " + std::to_string(chosen->cp) +
-            "), which the job is sized for");
-      }
+      TRTLLM_RUN_RETURN_IF_ERROR(SizeAggregated(config, config_path, id, &size, &plan));
     } else {
-      const YAML::Node workers = config["worker_config"];
-      Result<WorkerSize> ctx = ReadWorkerSize(workers["ctx"] ? workers["ctx"] : YAML::Node(),
-                                              config_path + ": worker_config.ctx");
-      if (!ctx.ok()) return ctx.status();
-      Result<WorkerSize> gen = ReadWorkerSize(workers["gen"] ? workers["gen"] : YAML::Node(),
-                                              config_path + ": worker_config.gen");
-      if (!gen.ok()) return gen.status();
-      if (mode == "ctx_only") {
-        required = ctx->SpecGpus();
-        total = ctx->Gpus();
-        nodes = CeilDiv(total, per_node);
-        plan.notes.push_back("required_devices " + std::to_string(total) +
-                             ": one context server (worker_config.ctx tp " +
-                             std::to_string(ctx->tp) + " x pp " + std::to_string(ctx->pp) +
-                             " x cp " + std::to_string(ctx->cp) + ") on the aggregated path");
-      } else {
-        const YAML::Node hardware = config["hardware"];
-        Result<int> num_ctx = IntField(hardware, "num_ctx_servers", 0, config_path + ": hardware");
-        if (!num_ctx.ok()) return num_ctx.status();
-        Result<int> num_gen = IntField(hardware, "num_gen_servers", 0, config_path + ": hardware");
-        if (!num_gen.ok()) return num_gen.status();
-        int ctx_servers = num_ctx.value();
-        std::string bench_mode = config["benchmark"] && config["benchmark"]["mode"]
-                                     ? config["benchmark"]["mode"].as<std::string>("")
-                                     : "";
-        if (mode == "gen_only" && bench_mode.find("gen_only_no_context") != std::string::npos) {
-          ctx_servers = 0;
-        }
-        int ctx_nodes = ctx_servers * CeilDiv(ctx->Gpus(), per_node);
-        int gen_nodes = num_gen.value() * CeilDiv(gen->Gpus(), per_node);
-        nodes = std::max(1, ctx_nodes + gen_nodes);
-        total = ctx_servers * ctx->Gpus() + num_gen.value() * gen->Gpus();
-        required = total;
-        plan.notes.push_back("required_devices " + std::to_string(total) + ": " +
-                             std::to_string(ctx_servers) + " context server(s) of " +
-                             std::to_string(ctx->Gpus()) + " GPUs + " +
-                             std::to_string(num_gen.value()) + " generation server(s) of " +
-                             std::to_string(gen->Gpus()) + " GPUs; " + std::to_string(nodes) +
-                             " node(s): each server on whole nodes of " + std::to_string(per_node) +
-                             " GPUs (submit.py's disaggregated sizing)");
-        plan.notes.push_back(
-            "sizing differs: the spec's rule (tp x pp of a matching server_configs entry) has no "
-            "entry in a disaggregated config and falls back to 1 GPU; submit.py's sizing is used");
-      }
-      total = std::max(total, 1);
+      TRTLLM_RUN_RETURN_IF_ERROR(SizeDisaggregated(config, config_path, mode, &size, &plan));
     }
-    // The model: the caller's name, else the config's metadata, else the config name.
-    if (!request.model_name) {
-      std::string from_config = config["metadata"] && config["metadata"]["model_name"]
-                                    ? config["metadata"]["model_name"].as<std::string>("")
-                                    : "";
-      std::string name = SanitizeModelName(from_config);
-      if (!name.empty()) {
-        plan.model_name = name;
-        plan.notes.push_back("model_name " + name + ": metadata.model_name of the perf config");
-      } else if (id) {
-        plan.model_name = SanitizeModelName(id->config);
-        plan.notes.push_back("model_name " + plan.model_name + ": the config of the test id");
-      }
-    }
+    if (!request.model_name) NameFromConfig(config, id, &plan);
   }
   if (request.model_name) {
     Result<std::string> model = DeriveModelName(request, "", "perf_sanity", &plan);
@@ -304,9 +339,9 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
   }
 
   if (request.total_required_devices && request.required_devices_per_node) {
-    total = *request.total_required_devices;
-    per_node = *request.required_devices_per_node;
-    nodes = CeilDiv(total, per_node);
+    size.total = *request.total_required_devices;
+    size.per_node = *request.required_devices_per_node;
+    size.nodes = CeilDiv(size.total, size.per_node);
     plan.notes.push_back(
         "devices: total_required_devices and required_devices_per_node given; "
         "used verbatim");
@@ -314,16 +349,16 @@ Result<JobPlan> PlanPerfSanity(const CaseRequest& request) {
   if (request.required_devices == 0) {
     return Status::InvalidInput(
         "perf-sanity tests need GPUs; required_devices 0 (CPU only) cannot run them",
-        "leave --required-devices out (the perf config sizes the job)");
+        "leave --size.required-devices out (the perf config sizes the job)");
   }
-  if (request.required_devices) required = *request.required_devices;
-  if (request.node_count) nodes = *request.node_count;
+  if (request.required_devices) size.required = *request.required_devices;
+  if (request.node_count) size.nodes = *request.node_count;
   plan.devices_requested = true;
-  plan.required_devices = required;
-  plan.total_required_devices = total;
-  plan.required_devices_per_node = per_node;
-  plan.node_count = std::max(1, nodes);
-  plan.steps.push_back(PlanStep{"run", plan.command, total, total > 1});
+  plan.required_devices = size.required;
+  plan.total_required_devices = size.total;
+  plan.required_devices_per_node = size.per_node;
+  plan.node_count = std::max(1, size.nodes);
+  plan.steps.push_back(PlanStep{"run", plan.command, size.total, size.total > 1});
   plan.success_patterns = {"8_done_"};
   plan.failure_patterns = {"FAILED", "Error"};
   LaunchFacts& launch = plan.launch;
