@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "model/json_util.h"
 #include "runtime/cases_dir.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
@@ -205,12 +206,38 @@ int ListMain(int argc, char** argv) {
   return 0;
 }
 
+namespace {
+
+// logs --json: the log's text (invalid UTF-8 replaced, so the document stays valid) and
+// where it came from.
+std::string LogJson(const std::string& work_dir, const WorkDirInfo& info, const std::string& text) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.SetIndent(' ', 2);
+  auto str = [&](const char* key, const std::string& value) {
+    const std::string valid = json::ValidUtf8(value);
+    w.Key(key);
+    w.String(valid.c_str(), static_cast<rapidjson::SizeType>(valid.size()));
+  };
+  w.StartObject();
+  str("work_dir", work_dir);
+  str("log_file", info.log_file);
+  str("phase", WorkDirPhaseName(info.phase));
+  str("text", text);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+}  // namespace
+
 int LogsMain(int argc, char** argv) {
   po::options_description options("Logs");
   options.add_options()("follow,f", po::bool_switch(),
                         "keep printing what the log gets until the run has its verdict")(
       "tail", po::value<int>(), "print only the last N lines first")(
-      "poll", DurationValue("0.25s"), "-f: the time between looks at the log");
+      "poll", DurationValue("0.25s"), "-f: the time between looks at the log")(
+      "json", po::bool_switch(),
+      "print {work_dir, log_file, phase, text} on stdout instead of the log (not with -f)");
   CommandUsage usage;
   usage.positional = "WORK_DIR";
   po::variables_map vm;
@@ -219,6 +246,10 @@ int LogsMain(int argc, char** argv) {
     return UsageError("logs", "--tail must be >= 0");
   Result<double> poll_flag = DurationFlag(vm, "poll", /*fractions=*/true);
   if (!poll_flag.ok()) return Fail("logs", poll_flag.status());
+  const bool json = vm["json"].as<bool>();
+  if (json && vm["follow"].as<bool>()) {
+    return UsageError("logs", "--json prints the log once: give --json or --follow (-f), not both");
+  }
   std::error_code error;
   std::string work_dir = fs::absolute(Positional(vm), error).lexically_normal().string();
   while (work_dir.size() > 1 && work_dir.back() == '/') work_dir.pop_back();
@@ -252,6 +283,10 @@ int LogsMain(int argc, char** argv) {
     } else if (starts.size() > lines) {
       text.erase(0, starts[starts.size() - lines]);
     }
+  }
+  if (json) {
+    std::cout << LogJson(work_dir, info.value(), text);
+    return 0;
   }
   std::string pending;
   WriteEscaped(text, &pending, !vm["follow"].as<bool>());

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/input_limits.h"
+#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -24,7 +25,7 @@ using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
 // Returns `text` with every invalid UTF-8 sequence replaced by U+FFFD, so that log
 // lines with stray bytes still make a valid JSON document.
-std::string ValidUtf8(std::string_view text);
+TRTLLM_RUN_API std::string ValidUtf8(std::string_view text);
 
 void WriteString(Writer* writer, std::string_view value);
 void WriteKey(Writer* writer, std::string_view key);
