@@ -197,7 +197,10 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
       } else {
         const std::string* line =
             FindLine({&in.log_tail, &in.log_head, &in.err_lines}, "out of memory");
-        findings.push_back("Out of memory: reduce the batch size or increase the nodes (GPUs)" +
+        const bool here =
+            in.target == DiagnosisTarget::kHost || in.target == DiagnosisTarget::kContainer;
+        findings.push_back(std::string("Out of memory: reduce the batch size or ") +
+                           (here ? "use more GPUs" : "increase the nodes (GPUs)") +
                            (line ? ": \"" + Shown(*line) + "\"" : std::string()) + ".");
       }
       break;
@@ -209,11 +212,14 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
       if (!in.time_limit.empty()) {
         limits += (limits.empty() ? "" : ", ") + std::string("Slurm time_limit ") + in.time_limit;
       }
-      findings.push_back("Exceeded the time limit" +
-                         (limits.empty() ? std::string() : " (" + limits + ")") +
-                         ": increase --time-limit" +
-                         (in.monitor_timeout_seconds > 0 ? " / --monitor-timeout" : "") +
-                         ", or check the log tail for where it stalled.");
+      findings.push_back(
+          "Exceeded the time limit" + (limits.empty() ? std::string() : " (" + limits + ")") +
+          ": increase " +
+          (in.time_limit.empty() && in.target != DiagnosisTarget::kUnknown
+               ? std::string("--monitor-timeout")
+               : std::string("--time-limit") +
+                     (in.monitor_timeout_seconds > 0 ? " / --monitor-timeout" : "")) +
+          ", or check the log tail for where it stalled.");
       break;
     }
     case RunStatus::kSkipped:
@@ -258,6 +264,13 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
               ". Give a longer --max-pending, or a --partition or size that starts sooner.";
     }
     findings.push_back(text);
+  } else if (in.log_empty && in.status != RunStatus::kCancelled &&
+             (in.target == DiagnosisTarget::kHost || in.target == DiagnosisTarget::kContainer)) {
+    findings.push_back(in.target == DiagnosisTarget::kHost
+                           ? "Empty output file: the command printed nothing before it ended; "
+                             "check the errors above (the command, its working directory)."
+                           : "Empty output file: the container failed to start before printing "
+                             "anything; check the errors above for image and mount errors.");
   } else if (in.log_empty && in.status != RunStatus::kCancelled) {
     std::string text =
         "Empty output file: the container (or job) failed to start before printing anything; ";
@@ -326,6 +339,9 @@ void Diagnose(RunResult* result, const JobSpec& spec) {
     return it == result->details.end() ? std::string() : it->second;
   };
   in.job_id = detail("job_id");
+  in.target = spec.slurm_params || !in.job_id.empty() ? DiagnosisTarget::kBatch
+              : spec.container_runtime == "docker"    ? DiagnosisTarget::kContainer
+                                                      : DiagnosisTarget::kHost;
   in.container_oom = detail("oom_killed") == "true";
   in.memory_limit = detail("memory_limit");
   in.pending_reason = detail("pending_reason");

@@ -14,8 +14,13 @@
 
 namespace trtllm_run {
 
+// What kind of target ran the job, for advice worded for it. kUnknown: the wording of
+// spec 000's table (a batch job's).
+enum class DiagnosisTarget { kUnknown, kHost, kContainer, kBatch };
+
 struct DiagnosisInput {
   RunStatus status = RunStatus::kError;
+  DiagnosisTarget target = DiagnosisTarget::kUnknown;
   std::optional<int> exit_code;
   std::string workflow_type;  // the job's; the pytest findings read the log instead
   std::string scenario;
