@@ -1,6 +1,6 @@
-// Many cases in one run (multi_run.h): the cases file, planning all first, the bounded
-// scheduler over Runtime::Execute with one executor session per scenario, and the
-// combined reports.
+// Many cases in one run (multi_run.h): planning all first, the bounded scheduler over
+// Runtime::Execute with one executor session per scenario. The cases file is read in
+// cases_file.cc, the combined reports are written in cases_report.cc.
 #include "trtllm_run/multi_run.h"
 
 #include <signal.h>
