@@ -72,6 +72,57 @@ std::string JobSpecPath(const std::string& work_dir) {
   return work_dir + "/job_spec.json";
 }
 
+// "slurm_params": the object, or null when the spec has none.
+void WriteSlurmParams(json::Writer* writer, const std::optional<SlurmParams>& params) {
+  json::Writer& w = *writer;
+  auto str = [&](const char* key, const std::string& value) {
+    w.Key(key);
+    json::WriteString(&w, value);
+  };
+  auto integer = [&](const char* key, int value) {
+    w.Key(key);
+    w.Int(value);
+  };
+  w.Key("slurm_params");
+  if (params) {
+    const SlurmParams& p = *params;
+    w.StartObject();
+    str("partition", p.partition);
+    str("account", p.account);
+    str("time_limit", p.time_limit);
+    integer("nodes", p.nodes);
+    integer("ntasks", p.ntasks);
+    integer("ntasks_per_node", p.ntasks_per_node);
+    w.Key("gpus_per_node");
+    if (p.gpus_per_node) {
+      w.Int(*p.gpus_per_node);
+    } else {
+      w.Null();
+    }
+    str("gres", p.gres);
+    str("mpi_plugin", p.mpi_plugin);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+}
+
+// "slurm_env": the saved probe document embedded as JSON, or null.
+void WriteSlurmEnv(json::Writer* writer, const std::string& slurm_env_json) {
+  json::Writer& w = *writer;
+  w.Key("slurm_env");
+  if (slurm_env_json.empty()) {
+    w.Null();
+  } else {
+    rapidjson::Document env;
+    if (!json::ParseDocument(slurm_env_json, "slurm_env_json", &env).ok()) {
+      w.Null();  // WriteJobSpec refuses this case before it gets here
+    } else {
+      env.Accept(w);
+    }
+  }
+}
+
 }  // namespace
 
 std::string JobSpecToJson(const JobSpec& spec) {
@@ -127,39 +178,8 @@ std::string JobSpecToJson(const JobSpec& spec) {
   str("log_file_pattern", spec.log_file_pattern);
   w.Key("extra_files");
   json::WriteStringArray(&w, spec.extra_files);
-  w.Key("slurm_params");
-  if (spec.slurm_params) {
-    const SlurmParams& p = *spec.slurm_params;
-    w.StartObject();
-    str("partition", p.partition);
-    str("account", p.account);
-    str("time_limit", p.time_limit);
-    integer("nodes", p.nodes);
-    integer("ntasks", p.ntasks);
-    integer("ntasks_per_node", p.ntasks_per_node);
-    w.Key("gpus_per_node");
-    if (p.gpus_per_node) {
-      w.Int(*p.gpus_per_node);
-    } else {
-      w.Null();
-    }
-    str("gres", p.gres);
-    str("mpi_plugin", p.mpi_plugin);
-    w.EndObject();
-  } else {
-    w.Null();
-  }
-  w.Key("slurm_env");
-  if (spec.slurm_env_json.empty()) {
-    w.Null();
-  } else {
-    rapidjson::Document env;
-    if (!json::ParseDocument(spec.slurm_env_json, "slurm_env_json", &env).ok()) {
-      w.Null();  // WriteJobSpec refuses this case before it gets here
-    } else {
-      env.Accept(w);
-    }
-  }
+  WriteSlurmParams(&w, spec.slurm_params);
+  WriteSlurmEnv(&w, spec.slurm_env_json);
   str("docker_cmd", spec.docker_cmd);
   str("container_name", spec.container_name);
   str("container_mounts", spec.container_mounts);
