@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "os/process.h"
+#include "slurm/slurm_failing_step.h"
 #include "slurm/slurm_pending.h"
 #include "slurm/slurm_records.h"
 #include "slurm/slurm_verdict.h"
@@ -19,13 +20,6 @@ constexpr std::size_t kMaxQuoted = 300;
 std::string Quoted(const std::string& line) {
   std::string text = line.size() > kMaxQuoted ? line.substr(0, kMaxQuoted) + "..." : line;
   return "\"" + text + "\"";
-}
-
-std::string ExitText(const SlurmExit& exit) {
-  std::string text = exit.code ? std::to_string(*exit.code) : "?";
-  text += ":";
-  text += exit.signal ? std::to_string(*exit.signal) : "?";
-  return text;
 }
 
 // `srun -l` prefixes each line of a task with its rank ("0: FAILED tests/..."): the
@@ -47,20 +41,6 @@ std::vector<std::string> WithoutTaskLabels(const std::vector<std::string>& lines
   return out;
 }
 
-bool IsNumberedStep(const SlurmAcctRecord& record) {
-  return !record.step.empty() && record.step != "batch" && record.step != "extern" &&
-         record.step != "interactive";
-}
-
-bool StepFailed(const SlurmAcctRecord& record) {
-  if (record.state == "FAILED" || record.state == "CANCELLED" || record.state == "OUT_OF_MEMORY" ||
-      record.state == "TIMEOUT" || record.state == "NODE_FAIL") {
-    return true;
-  }
-  return (record.exit.code && *record.exit.code != 0) ||
-         (record.exit.signal && *record.exit.signal != 0);
-}
-
 class Judge {
  public:
   explicit Judge(const SlurmJobEvidence& e) : e_(e) {}
@@ -75,6 +55,13 @@ class Judge {
   void FromHopelessPending(const std::string& ended);
   void NeverStarted();
   bool FromFinalState(const std::string& state, const std::string& source);
+  void FromTimeLimitState(const std::string& state, const std::string& state_text);
+  void FromOutOfMemoryState(const std::string& state_text);
+  void FromMemoryKill(const std::string& state_text);
+  void FromCancelledState(const std::string& state_text);
+  void FromClusterEnd(const std::string& state, const std::string& source);
+  void FromFailedState(const std::string& state_text);
+  void FromCompletedState(const std::string& state_text);
   bool FromOutput();
   bool FromHangLine(const std::string& then);
   void Diagnose();
@@ -108,42 +95,7 @@ void Judge::SetExit(const SlurmExit& exit) {
   }
 }
 
-// "step run (49.1, bash): exit code 3" from the step records and the step lines.
-std::string Judge::FailingStep() const {
-  const SlurmAcctRecord* record = nullptr;
-  std::size_t index = 0;
-  std::size_t numbered = 0;
-  for (const SlurmAcctRecord& step : e_.accounting) {
-    if (!IsNumberedStep(step)) continue;
-    if (!record && StepFailed(step)) {
-      record = &step;
-      index = numbered;
-    }
-    ++numbered;
-  }
-  const StepExitLine* line = nullptr;
-  for (const StepExitLine& step : e_.step_exits) {
-    if (step.exit_code != 0) {
-      line = &step;
-      break;
-    }
-  }
-  // The k-th "[trtllm-run] step" line belongs to the k-th srun step when every step line
-  // had one srun step (the rendered scripts run one srun per step).
-  if (record && !line && e_.step_exits.size() == numbered && index < e_.step_exits.size()) {
-    line = &e_.step_exits[index];
-  }
-  std::string text;
-  if (line) text = "step " + line->step;
-  if (record) {
-    std::string what = record->id + (record->name.empty() ? "" : ", " + record->name) + ", " +
-                       record->state_text + " " + ExitText(record->exit);
-    text += text.empty() ? "step " + what : " (" + what + ")";
-  } else if (line) {
-    text += ": exit code " + std::to_string(line->exit_code);
-  }
-  return text;
-}
+std::string Judge::FailingStep() const { return trtllm_run::FailingStep(e_); }
 
 std::string Judge::WhoCancelled() const {
   if (!e_.cancelled_by_name.empty()) return e_.cancelled_by_name;
@@ -244,134 +196,163 @@ bool Judge::FromHangLine(const std::string& then) {
   return true;
 }
 
-// Rule 2. False when `state` carries no verdict (not terminal).
-bool Judge::FromFinalState(const std::string& state, const std::string& source) {
+// TIMEOUT or DEADLINE: the Slurm time limit or deadline.
+void Judge::FromTimeLimitState(const std::string& state, const std::string& state_text) {
+  const std::string job = "job " + e_.job_id;
+  if (FromHangLine("reached its Slurm " +
+                   std::string(state == "TIMEOUT" ? "time limit" : "deadline") + ": state " +
+                   state_text)) {
+    return;
+  }
+  Set(RunStatus::kTimeout,
+      job + " reached its Slurm " + std::string(state == "TIMEOUT" ? "time limit" : "deadline") +
+          (e_.time_limit.empty() ? "" : " (" + e_.time_limit + ")") + ": state " + state_text +
+          (e_.cancel_line.empty() ? "" : "; " + Quoted(e_.cancel_line)));
+}
+
+// OUT_OF_MEMORY, of the job or of a step.
+void Judge::FromOutOfMemoryState(const std::string& state_text) {
+  const std::string job = "job " + e_.job_id;
+  std::string step = FailingStep();
+  if (FromHangLine("ran out of memory: state " + state_text + (step.empty() ? "" : "; " + step) +
+                   (e_.oom_line.empty() ? "" : "; " + Quoted(e_.oom_line)))) {
+    return;
+  }
+  Set(RunStatus::kOutOfMemory, job + " ran out of memory: state " + state_text +
+                                   (step.empty() ? "" : "; " + step) +
+                                   (e_.oom_line.empty() ? "" : "; " + Quoted(e_.oom_line)));
+}
+
+// FAILED or CANCELLED with slurmstepd's line that the step exceeded its memory.
+void Judge::FromMemoryKill(const std::string& state_text) {
+  const std::string job = "job " + e_.job_id;
+  // The test cluster's memory enforcement (OverMemoryKill, no cgroups) kills the step
+  // with SIGKILL and leaves FAILED/CANCELLED: slurmstepd's line is the evidence.
+  std::string step = FailingStep();
+  if (FromHangLine("was killed for exceeding its memory limit: " + Quoted(e_.oom_line) +
+                   "; state " + state_text + (step.empty() ? "" : "; " + step))) {
+    return;
+  }
+  Set(RunStatus::kOutOfMemory,
+      job + " was killed for exceeding its memory limit: " + Quoted(e_.oom_line) + "; state " +
+          state_text + (step.empty() ? "" : "; " + step));
+}
+
+// CANCELLED: by Slurm at the time limit or for a reason, or by someone's scancel.
+void Judge::FromCancelledState(const std::string& state_text) {
+  const std::string job = "job " + e_.job_id;
+  std::optional<CancelLine> line;
+  if (!e_.cancel_line.empty()) line = ParseCancelLine(e_.cancel_line);
+  if (line && line->due_to == "TIME LIMIT") {
+    if (FromHangLine("was cancelled by Slurm at its time limit: " + Quoted(e_.cancel_line) +
+                     "; state " + state_text)) {
+      return;
+    }
+    Set(RunStatus::kTimeout, job + " was cancelled by Slurm at its time limit" +
+                                 (e_.time_limit.empty() ? "" : " (" + e_.time_limit + ")") + ": " +
+                                 Quoted(e_.cancel_line));
+    return;
+  }
+  if (line && !line->due_to.empty()) {
+    Set(RunStatus::kError,
+        job + " was cancelled by Slurm due to " + line->due_to + ": " + Quoted(e_.cancel_line));
+    r_.errors.push_back(r_.reason);
+    extra_diagnosis_ = line->due_to == "PREEMPTION"
+                           ? "The job was preempted by a higher-priority job; re-run it, or "
+                             "use a partition/QOS without preemption."
+                           : "Slurm ended the job (" + line->due_to + "); re-run it.";
+    return;
+  }
+  std::string who = WhoCancelled();
+  r_.cancelled_by = who.empty() ? "scancel (user not recorded)" : "scancel by " + who;
+  std::string when =
+      e_.controller && !e_.controller->reason.empty() && e_.controller->reason != "None"
+          ? " (reason " + e_.controller->reason + ")"
+          : "";
+  Set(RunStatus::kCancelled, job + " was cancelled by " + (who.empty() ? "someone" : who) +
+                                 " outside trtllm-run: state " + state_text + when);
+}
+
+// NODE_FAIL, PREEMPTED, BOOT_FAIL, REVOKED or SPECIAL_EXIT: the cluster ended the job.
+void Judge::FromClusterEnd(const std::string& state, const std::string& source) {
   const std::string job = "job " + e_.job_id;
   const SlurmAcctRecord* acct = AcctJob();
+  std::string reason = acct && !acct->reason.empty() && acct->reason != "None"
+                           ? acct->reason
+                           : (e_.controller ? e_.controller->reason : "");
+  Set(RunStatus::kError, job + " ended " + state + " (" + source + ")" +
+                             (reason.empty() || reason == "None" ? "" : ", reason " + reason) +
+                             "; the test did not run to completion");
+  r_.errors.push_back(r_.reason);
+  if (state == "NODE_FAIL") {
+    extra_diagnosis_ = "A node of the job failed: re-run it; `sinfo -R` shows why nodes are down.";
+  } else if (state == "PREEMPTED") {
+    extra_diagnosis_ =
+        "The job was preempted: re-run it, or use a partition/QOS without "
+        "preemption.";
+  } else if (state == "BOOT_FAIL") {
+    extra_diagnosis_ =
+        "A node failed to boot for the job: re-run it; report the node to the "
+        "cluster admins.";
+  } else {
+    extra_diagnosis_ = "Slurm ended the job as " + state + "; re-run it.";
+  }
+}
+
+// FAILED: the job's own failure.
+void Judge::FromFailedState(const std::string& state_text) {
+  const std::string job = "job " + e_.job_id;
+  std::string step = FailingStep();
+  std::string failed = "failed: state " + state_text;
+  const SlurmExit& exit = final_exit_;
+  if (exit.code && *exit.code != 0) failed += ", exit code " + std::to_string(*exit.code);
+  if (exit.signal && *exit.signal != 0) failed += ", " + SignalName(*exit.signal);
+  if (!step.empty()) failed += "; failing " + step;
+  if (FromHangLine(failed)) return;
+  std::string reason = job + " " + failed;
+  if (!e_.failure_pattern.empty()) {
+    reason += "; failure pattern '" + e_.failure_pattern + "': " + Quoted(e_.failure_line);
+  }
+  Set(RunStatus::kFailed, reason);
+  if (!step.empty()) r_.details["failing_step"] = step;
+}
+
+// COMPLETED: exit code 0.
+void Judge::FromCompletedState(const std::string& state_text) {
+  const std::string job = "job " + e_.job_id;
+  Set(RunStatus::kPassed, job + " completed with exit code 0: state " + state_text);
+  if (e_.end_marker_exit && *e_.end_marker_exit != 0) {
+    r_.notes.push_back("the job's end line says exit code " + std::to_string(*e_.end_marker_exit) +
+                       ", but Slurm recorded 0");
+  }
+}
+
+// Rule 2. False when `state` carries no verdict (not terminal).
+bool Judge::FromFinalState(const std::string& state, const std::string& source) {
   bool step_oom = false;
   for (const SlurmAcctRecord& record : e_.accounting) {
     if (record.state == "OUT_OF_MEMORY") step_oom = true;
   }
   std::string state_text = state + " (" + source + ")";
   if (state == "TIMEOUT" || state == "DEADLINE") {
-    if (FromHangLine("reached its Slurm " +
-                     std::string(state == "TIMEOUT" ? "time limit" : "deadline") + ": state " +
-                     state_text)) {
-      return true;
-    }
-    Set(RunStatus::kTimeout,
-        job + " reached its Slurm " + std::string(state == "TIMEOUT" ? "time limit" : "deadline") +
-            (e_.time_limit.empty() ? "" : " (" + e_.time_limit + ")") + ": state " + state_text +
-            (e_.cancel_line.empty() ? "" : "; " + Quoted(e_.cancel_line)));
-    return true;
+    FromTimeLimitState(state, state_text);
+  } else if (state == "OUT_OF_MEMORY" || step_oom) {
+    FromOutOfMemoryState(state_text);
+  } else if (!e_.oom_line.empty() && (state == "FAILED" || state == "CANCELLED")) {
+    FromMemoryKill(state_text);
+  } else if (state == "CANCELLED") {
+    FromCancelledState(state_text);
+  } else if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL" ||
+             state == "REVOKED" || state == "SPECIAL_EXIT") {
+    FromClusterEnd(state, source);
+  } else if (state == "FAILED") {
+    FromFailedState(state_text);
+  } else if (state == "COMPLETED") {
+    FromCompletedState(state_text);
+  } else {
+    return false;  // PENDING, RUNNING, COMPLETING, ... or unknown text
   }
-  if (state == "OUT_OF_MEMORY" || step_oom) {
-    std::string step = FailingStep();
-    if (FromHangLine("ran out of memory: state " + state_text + (step.empty() ? "" : "; " + step) +
-                     (e_.oom_line.empty() ? "" : "; " + Quoted(e_.oom_line)))) {
-      return true;
-    }
-    Set(RunStatus::kOutOfMemory, job + " ran out of memory: state " + state_text +
-                                     (step.empty() ? "" : "; " + step) +
-                                     (e_.oom_line.empty() ? "" : "; " + Quoted(e_.oom_line)));
-    return true;
-  }
-  if (!e_.oom_line.empty() && (state == "FAILED" || state == "CANCELLED")) {
-    // The test cluster's memory enforcement (OverMemoryKill, no cgroups) kills the step
-    // with SIGKILL and leaves FAILED/CANCELLED: slurmstepd's line is the evidence.
-    std::string step = FailingStep();
-    if (FromHangLine("was killed for exceeding its memory limit: " + Quoted(e_.oom_line) +
-                     "; state " + state_text + (step.empty() ? "" : "; " + step))) {
-      return true;
-    }
-    Set(RunStatus::kOutOfMemory,
-        job + " was killed for exceeding its memory limit: " + Quoted(e_.oom_line) + "; state " +
-            state_text + (step.empty() ? "" : "; " + step));
-    return true;
-  }
-  if (state == "CANCELLED") {
-    std::optional<CancelLine> line;
-    if (!e_.cancel_line.empty()) line = ParseCancelLine(e_.cancel_line);
-    if (line && line->due_to == "TIME LIMIT") {
-      if (FromHangLine("was cancelled by Slurm at its time limit: " + Quoted(e_.cancel_line) +
-                       "; state " + state_text)) {
-        return true;
-      }
-      Set(RunStatus::kTimeout, job + " was cancelled by Slurm at its time limit" +
-                                   (e_.time_limit.empty() ? "" : " (" + e_.time_limit + ")") +
-                                   ": " + Quoted(e_.cancel_line));
-      return true;
-    }
-    if (line && !line->due_to.empty()) {
-      Set(RunStatus::kError,
-          job + " was cancelled by Slurm due to " + line->due_to + ": " + Quoted(e_.cancel_line));
-      r_.errors.push_back(r_.reason);
-      extra_diagnosis_ = line->due_to == "PREEMPTION"
-                             ? "The job was preempted by a higher-priority job; re-run it, or "
-                               "use a partition/QOS without preemption."
-                             : "Slurm ended the job (" + line->due_to + "); re-run it.";
-      return true;
-    }
-    std::string who = WhoCancelled();
-    r_.cancelled_by = who.empty() ? "scancel (user not recorded)" : "scancel by " + who;
-    std::string when =
-        e_.controller && !e_.controller->reason.empty() && e_.controller->reason != "None"
-            ? " (reason " + e_.controller->reason + ")"
-            : "";
-    Set(RunStatus::kCancelled, job + " was cancelled by " + (who.empty() ? "someone" : who) +
-                                   " outside trtllm-run: state " + state_text + when);
-    return true;
-  }
-  if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL" || state == "REVOKED" ||
-      state == "SPECIAL_EXIT") {
-    std::string reason = acct && !acct->reason.empty() && acct->reason != "None"
-                             ? acct->reason
-                             : (e_.controller ? e_.controller->reason : "");
-    Set(RunStatus::kError, job + " ended " + state + " (" + source + ")" +
-                               (reason.empty() || reason == "None" ? "" : ", reason " + reason) +
-                               "; the test did not run to completion");
-    r_.errors.push_back(r_.reason);
-    if (state == "NODE_FAIL") {
-      extra_diagnosis_ =
-          "A node of the job failed: re-run it; `sinfo -R` shows why nodes are down.";
-    } else if (state == "PREEMPTED") {
-      extra_diagnosis_ =
-          "The job was preempted: re-run it, or use a partition/QOS without "
-          "preemption.";
-    } else if (state == "BOOT_FAIL") {
-      extra_diagnosis_ =
-          "A node failed to boot for the job: re-run it; report the node to the "
-          "cluster admins.";
-    } else {
-      extra_diagnosis_ = "Slurm ended the job as " + state + "; re-run it.";
-    }
-    return true;
-  }
-  if (state == "FAILED") {
-    std::string step = FailingStep();
-    std::string failed = "failed: state " + state_text;
-    const SlurmExit& exit = final_exit_;
-    if (exit.code && *exit.code != 0) failed += ", exit code " + std::to_string(*exit.code);
-    if (exit.signal && *exit.signal != 0) failed += ", " + SignalName(*exit.signal);
-    if (!step.empty()) failed += "; failing " + step;
-    if (FromHangLine(failed)) return true;
-    std::string reason = job + " " + failed;
-    if (!e_.failure_pattern.empty()) {
-      reason += "; failure pattern '" + e_.failure_pattern + "': " + Quoted(e_.failure_line);
-    }
-    Set(RunStatus::kFailed, reason);
-    if (!step.empty()) r_.details["failing_step"] = step;
-    return true;
-  }
-  if (state == "COMPLETED") {
-    Set(RunStatus::kPassed, job + " completed with exit code 0: state " + state_text);
-    if (e_.end_marker_exit && *e_.end_marker_exit != 0) {
-      r_.notes.push_back("the job's end line says exit code " +
-                         std::to_string(*e_.end_marker_exit) + ", but Slurm recorded 0");
-    }
-    return true;
-  }
-  return false;  // PENDING, RUNNING, COMPLETING, ... or unknown text
+  return true;
 }
 
 // Rule 3: the job's output alone (no terminal record).

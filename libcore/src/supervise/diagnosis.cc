@@ -172,16 +172,14 @@ std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines
   return tests;
 }
 
-std::string DiagnoseFailure(const DiagnosisInput& in) {
-  if (in.status == RunStatus::kPassed) return "";
-  std::vector<std::string> findings;
-  auto all = {&in.err_lines, &in.errors, &in.log_head, &in.log_tail};
-  std::vector<std::string> reason_lines = {in.reason};
+namespace {
 
+// What the status alone says: a hang, out of memory, a time limit, all skipped, cancelled.
+void AddStatusFindings(const DiagnosisInput& in, std::vector<std::string>* findings) {
   switch (in.status) {
     case RunStatus::kHangDetected: {
       const std::string* line = FindLine({&in.log_tail, &in.log_head}, "hang detected");
-      findings.push_back(
+      findings->push_back(
           "'hang detected' in the log: GPU/NCCL deadlock likely. The job was terminated "
           "automatically; check the log lines before it for the root cause" +
           (in.log_file.empty() ? std::string() : " (" + in.log_file + ")") +
@@ -190,7 +188,7 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
     }
     case RunStatus::kOutOfMemory:
       if (in.container_oom) {
-        findings.push_back(
+        findings->push_back(
             "Out of memory: the kernel OOM killer stopped the container" +
             (in.memory_limit.empty() ? std::string() : " (memory limit " + in.memory_limit + ")") +
             ". Raise or drop --docker-memory, reduce the batch size, or use more nodes.");
@@ -199,9 +197,9 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
             FindLine({&in.log_tail, &in.log_head, &in.err_lines}, "out of memory");
         const bool here =
             in.target == DiagnosisTarget::kHost || in.target == DiagnosisTarget::kContainer;
-        findings.push_back(std::string("Out of memory: reduce the batch size or ") +
-                           (here ? "use more GPUs" : "increase the nodes (GPUs)") +
-                           (line ? ": \"" + Shown(*line) + "\"" : std::string()) + ".");
+        findings->push_back(std::string("Out of memory: reduce the batch size or ") +
+                            (here ? "use more GPUs" : "increase the nodes (GPUs)") +
+                            (line ? ": \"" + Shown(*line) + "\"" : std::string()) + ".");
       }
       break;
     case RunStatus::kTimeout: {
@@ -212,7 +210,7 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
       if (!in.time_limit.empty()) {
         limits += (limits.empty() ? "" : ", ") + std::string("Slurm time_limit ") + in.time_limit;
       }
-      findings.push_back(
+      findings->push_back(
           "Exceeded the time limit" + (limits.empty() ? std::string() : " (" + limits + ")") +
           ": increase " +
           (in.time_limit.empty() && in.target != DiagnosisTarget::kUnknown
@@ -223,7 +221,7 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
       break;
     }
     case RunStatus::kSkipped:
-      findings.push_back(
+      findings->push_back(
           "Every selected test was skipped, so nothing was tested. TensorRT-LLM's conftest "
           "skips a test when the machine has fewer GPUs (or GPU memory) than its "
           "skip_less_device / skip_less_device_memory markers ask for: run it where enough "
@@ -231,26 +229,35 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
           "above.");
       break;
     case RunStatus::kCancelled:
-      findings.push_back("Preempted or user-cancelled" +
-                         (in.job_id.empty() ? std::string(".")
-                                            : ": see `sacct -j " + in.job_id +
-                                                  " --format=JobID,State,Reason` for the reason."));
+      findings->push_back(
+          "Preempted or user-cancelled" +
+          (in.job_id.empty()
+               ? std::string(".")
+               : ": see `sacct -j " + in.job_id + " --format=JobID,State,Reason` for the reason."));
       break;
     default:
       break;
   }
+}
 
+// Lines that name a cluster or connection problem: --gres unsupported, a dead SSH master.
+void AddClusterFindings(const DiagnosisInput& in, std::vector<std::string>* findings) {
+  auto all = {&in.err_lines, &in.errors, &in.log_head, &in.log_tail};
+  std::vector<std::string> reason_lines = {in.reason};
   if (const std::string* line = FindLine(all, "Invalid generic resource")) {
-    findings.push_back("The cluster does not support --gres on this partition (\"" + Shown(*line) +
-                       "\"): omit --gres; the partition's gres is (null) in slurm_env.json.");
+    findings->push_back("The cluster does not support --gres on this partition (\"" + Shown(*line) +
+                        "\"): omit --gres; the partition's gres is (null) in slurm_env.json.");
   }
   if (const std::string* line = FindLine({&in.errors, &reason_lines, &in.err_lines}, "Broken pipe");
       line && (ContainsNoCase(*line, "ssh") || ContainsNoCase(*line, "mux") || in.remote)) {
-    findings.push_back("The SSH ControlMaster connection died (\"" + Shown(*line) +
-                       "\"): trtllm-run opens a new one on its next command; re-run, or follow "
-                       "the job with `trtllm-run attach`.");
+    findings->push_back("The SSH ControlMaster connection died (\"" + Shown(*line) +
+                        "\"): trtllm-run opens a new one on its next command; re-run, or follow "
+                        "the job with `trtllm-run attach`.");
   }
+}
 
+// Why the job never started or printed nothing.
+void AddStartFindings(const DiagnosisInput& in, std::vector<std::string>* findings) {
   if (!in.pending_reason.empty()) {
     std::optional<HopelessPendingReason> row = FindHopelessPendingReason(in.pending_reason);
     std::string text =
@@ -263,14 +270,14 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
                                  : " (`squeue -j " + in.job_id + " -o %r` shows the reason)") +
               ". Give a longer --max-pending, or a --partition or size that starts sooner.";
     }
-    findings.push_back(text);
+    findings->push_back(text);
   } else if (in.log_empty && in.status != RunStatus::kCancelled &&
              (in.target == DiagnosisTarget::kHost || in.target == DiagnosisTarget::kContainer)) {
-    findings.push_back(in.target == DiagnosisTarget::kHost
-                           ? "Empty output file: the command printed nothing before it ended; "
-                             "check the errors above (the command, its working directory)."
-                           : "Empty output file: the container failed to start before printing "
-                             "anything; check the errors above for image and mount errors.");
+    findings->push_back(in.target == DiagnosisTarget::kHost
+                            ? "Empty output file: the command printed nothing before it ended; "
+                              "check the errors above (the command, its working directory)."
+                            : "Empty output file: the container failed to start before printing "
+                              "anything; check the errors above for image and mount errors.");
   } else if (in.log_empty && in.status != RunStatus::kCancelled) {
     std::string text =
         "Empty output file: the container (or job) failed to start before printing anything; ";
@@ -286,9 +293,12 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
     } else {
       text += "check the scheduler's .err file and the errors above for mount/image errors";
     }
-    findings.push_back(text + ".");
+    findings->push_back(text + ".");
   }
+}
 
+// Failed pytest tests, collection/import failures.
+void AddPytestFindings(const DiagnosisInput& in, std::vector<std::string>* findings) {
   const bool pytest = IsPytestLog(in.log_head) || IsPytestLog(in.log_tail);
   if (in.status == RunStatus::kFailed || in.status == RunStatus::kError) {
     std::vector<std::string> lines = in.log_head;
@@ -300,20 +310,31 @@ std::string DiagnoseFailure(const DiagnosisInput& in) {
         text += (i ? "; " : "") + tests[i];
       }
       if (tests.size() > kMaxTestsListed) text += "; ...";
-      findings.push_back(text + ".");
+      findings->push_back(text + ".");
     }
   }
   if ((in.exit_code == 2 || in.status == RunStatus::kError) && in.status != RunStatus::kPassed) {
     const std::string* import_line = FindImportError(in.log_head);
     if (!import_line) import_line = FindImportError(in.log_tail);
     if (import_line) {
-      findings.push_back("Collection/import failure: \"" + Shown(*import_line) +
-                         "\"; check the environment (skip_install? the image's packages).");
+      findings->push_back("Collection/import failure: \"" + Shown(*import_line) +
+                          "\"; check the environment (skip_install? the image's packages).");
     } else if (pytest && in.exit_code == 2) {
-      findings.push_back(
+      findings->push_back(
           "pytest exit 2: collection or usage error; check the first 50 lines of the log.");
     }
   }
+}
+
+}  // namespace
+
+std::string DiagnoseFailure(const DiagnosisInput& in) {
+  if (in.status == RunStatus::kPassed) return "";
+  std::vector<std::string> findings;
+  AddStatusFindings(in, &findings);
+  AddClusterFindings(in, &findings);
+  AddStartFindings(in, &findings);
+  AddPytestFindings(in, &findings);
   std::string text;
   for (const std::string& finding : findings) text += (text.empty() ? "" : "\n") + finding;
   return text;
