@@ -262,7 +262,10 @@ void OpenSessions(Runtime& runtime, const std::vector<PlannedCase>& planned,
 
 // Each session's report (with its Stats()) into run->sessions; ends the sessions.
 void CloseSessions(std::map<std::string, Session>* sessions, MultiRunResult* run) {
-  for (auto& [scenario, session] : *sessions) {
+  for (auto& entry : *sessions) {
+    // Named, not structured bindings: C++17 lambdas cannot capture those.
+    const std::string& scenario = entry.first;
+    Session& session = entry.second;
     SessionReport report;
     report.scenario = scenario;
     report.cases = session.cases;
