@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Fixture(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
+  return (fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / name)
       .lexically_normal()
       .string();
 }
@@ -268,9 +268,7 @@ TEST_CASE("cli: env exit codes and formats follow the documented table", "[env]"
   }
   SECTION("the table is in the README") {
     const std::string readme =
-        ReadTextFile((fs::path(__FILE__).parent_path().parent_path().parent_path() / "README.md")
-                         .lexically_normal()
-                         .string());
+        ReadTextFile((fs::path(TRTLLM_RUN_SOURCE_DIR) / "README.md").lexically_normal().string());
     CHECK_THAT(readme, Catch::Contains("| `trtllm-run env` exit |"));
   }
 }

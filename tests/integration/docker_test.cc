@@ -35,7 +35,7 @@ std::string Detail(const rapidjson::Value& doc, const char* key) {
 }
 
 std::string ServiceScript() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path() / "services" / "docker.sh")
+  return (std::filesystem::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "services" / "docker.sh")
       .string();
 }
 

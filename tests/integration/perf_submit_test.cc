@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string Fixture(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
+  return (fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / name)
       .lexically_normal()
       .string();
 }

@@ -25,9 +25,7 @@ struct DocumentedSchema {
 };
 
 inline std::string SchemaDocPath() {
-  return (std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" /
-          "result-schema.md")
-      .string();
+  return (std::filesystem::path(TRTLLM_RUN_SOURCE_DIR) / "docs" / "result-schema.md").string();
 }
 
 // The cells of a markdown table row "| a | b | c |", trimmed.

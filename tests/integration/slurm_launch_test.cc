@@ -31,7 +31,7 @@ rapidjson::Document ReadJobSpec(const std::string& work_dir) {
 }
 
 std::string Fixture(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
+  return (fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / name)
       .lexically_normal()
       .string();
 }

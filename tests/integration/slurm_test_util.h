@@ -20,10 +20,9 @@
 
 namespace trtllm_run_test {
 
-inline std::string SourceDir() {
-  std::string file = __FILE__;
-  return file.substr(0, file.rfind("/tests/integration/"));
-}
+// The source tree (TRTLLM_RUN_SOURCE_DIR: an absolute path the build gives the tests, so
+// that they find their files from any working directory).
+inline std::string SourceDir() { return TRTLLM_RUN_SOURCE_DIR; }
 
 // Runs a shell command; returns its stdout (stderr goes to the test's stderr).
 inline std::string Shell(const std::string& command, int* exit_status = nullptr) {

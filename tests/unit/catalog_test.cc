@@ -17,9 +17,7 @@ using namespace trtllm_run;
 namespace {
 
 std::string ExamplePath() {
-  return (fs::path(__FILE__).parent_path().parent_path().parent_path() / "examples" /
-          "clusters.yaml")
-      .string();
+  return (fs::path(TRTLLM_RUN_SOURCE_DIR) / "examples" / "clusters.yaml").string();
 }
 
 ClusterCatalog Parse(const std::string& text) {

@@ -18,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 
 std::vector<std::string> FixtureLines(const std::string& name) {
-  fs::path path = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "pytest" / name;
+  fs::path path = fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "pytest" / name;
   Result<std::string> text = ReadFile(path.string());
   REQUIRE(text.ok());
   std::vector<std::string> lines;

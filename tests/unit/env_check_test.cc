@@ -16,7 +16,7 @@ using namespace trtllm_run;
 namespace {
 
 std::string Fixture(const std::string& dir, const std::string& name) {
-  fs::path path = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / dir / name;
+  fs::path path = fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / dir / name;
   Result<std::string> text = ReadFile(path.string());
   REQUIRE(text.ok());
   return text.value();

@@ -28,8 +28,7 @@ std::string MessageBeforeRoute(const Status& status) {
 }
 
 std::string SlurmEnvFixture(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "slurm_env" / name)
-      .string();
+  return (fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "slurm_env" / name).string();
 }
 
 struct ScratchDir {

@@ -26,10 +26,9 @@ namespace plan_test {
 namespace fs = std::filesystem;
 using namespace trtllm_run;
 
-// tests/fixtures/<name>, found from this file's location; absolute, also when the
-// compiler was given a relative __FILE__ (ccache's base_dir).
+// tests/fixtures/<name> of the source tree (TRTLLM_RUN_SOURCE_DIR, absolute).
 inline std::string FixturePath(const std::string& name) {
-  return fs::absolute(fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
+  return fs::absolute(fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / name)
       .lexically_normal()
       .string();
 }

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kRepoRoot = fs::path(__FILE__).parent_path().parent_path().parent_path();
+const fs::path kRepoRoot = fs::path(TRTLLM_RUN_SOURCE_DIR);
 const fs::path kIncludeDir = kRepoRoot / "libcore" / "include";
 const fs::path kRecord = kRepoRoot / "tests" / "fixtures" / "plugin_api" / "fingerprints.txt";
 

@@ -17,7 +17,7 @@ using pytest_outcome::ParseSummaryLine;
 using pytest_outcome::Report;
 
 std::string Fixture(const std::string& name) {
-  fs::path path = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "pytest" / name;
+  fs::path path = fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "pytest" / name;
   std::ifstream in(path);
   REQUIRE(in.good());
   std::ostringstream text;

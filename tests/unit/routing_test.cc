@@ -102,7 +102,7 @@ bool Mentions(const std::string& text, const std::string& needle) {
 }
 
 SlurmEnv ProbeFixture(const std::string& name) {
-  fs::path path = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "slurm" / name;
+  fs::path path = fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "slurm" / name;
   Result<std::string> text = ReadFile(path.string());
   REQUIRE(text.ok());
   Result<ProbeOutput> output = ParseProbeStream(text.value(), "@@fixture@@");

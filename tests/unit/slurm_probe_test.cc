@@ -24,7 +24,7 @@ using namespace trtllm_run;
 namespace {
 
 std::string SlurmFixture(const std::string& name) {
-  fs::path dir = fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "slurm";
+  fs::path dir = fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "slurm";
   Result<std::string> text = ReadFile((dir / name).string());
   REQUIRE(text.ok());
   return text.value();

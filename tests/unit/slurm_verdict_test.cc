@@ -19,9 +19,7 @@ using namespace trtllm_run;
 
 namespace {
 
-fs::path FixtureDir() {
-  return fs::path(__FILE__).parent_path().parent_path() / "fixtures" / "slurm";
-}
+fs::path FixtureDir() { return fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "slurm"; }
 
 std::string Slurp(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
