@@ -12,7 +12,8 @@
 #                    (or the session's stats); sshd's: "Accepted" lines for sshtest in its log
 #   repo setups      remote commands that set up the checkout (clone/fetch + checkout)
 #   controller queries per job-minute
-#                    remote scontrol/squeue/sacct commands trtllm-run sent (client side), and
+#                    remote job queries trtllm-run sent (scontrol show job, squeue, sacct, the
+#                    batched query script; client side), and
 #                    slurmctld RPCs of user sshtest (sdiag; other sshtest users in the same
 #                    window count too), over the jobs' run time (each job prints its start and
 #                    end); target <= 2
@@ -177,8 +178,10 @@ summarize() {
     $2 == "master" { m++ }
     $2 == "command" { c++ }
     $2 == "command" && /git clone --quiet/ { r++ }
-    $2 == "command" && /(scontrol|squeue|sacct)/ { q++ }
-    END { printf "client_masters=%d\ncommands=%d\nrepo_setups=%d\nclient_queries=%d\n", m, c, r, q }
+    $2 == "command" && /(scontrol[^;|]* show job|squeue |sacct |TRTLLM_RUN_QUERY_TIMEOUT)/ &&
+      !/for tool in/ { q++ }
+    $2 == "command" && /tail -c/ { l++ }
+    END { printf "client_masters=%d\ncommands=%d\nrepo_setups=%d\nclient_queries=%d\nlog_copies=%d\n", m, c, r, q, l }
   ' "$dir/ssh.log"
   # Job start/end from each case's log; the verdict time from the "[k/N] ... (case i)" line.
   jq -r '.cases[] | "\(.index) \(.result.log_file // "")"' "$result" | while read -r index log; do
@@ -241,6 +244,7 @@ row "  cases' details.ssh_connections (sum)" "" "${s[client_details]}" "${p[clie
 row "  sshd \"Accepted\" lines in the window" "" "${s[sshd_accepted]}" "${p[sshd_accepted]}"
 row "repo setups (remote clone/fetch scripts)" "" "${s[repo_setups]}" "${p[repo_setups]}"
 row "remote commands (round trips)" "" "${s[commands]}" "${p[commands]}"
+row "  of them log copies (tail -c)" "" "${s[log_copies]}" "${p[log_copies]}"
 row "controller queries per job-minute: client" "<= 2" \
   "$(per_jm "${s[client_queries]}" "${s[job_minutes]}") $(perf_verdict "le $(per_jm "${s[client_queries]}" "${s[job_minutes]}") 2")" \
   "$(per_jm "${p[client_queries]}" "${p[job_minutes]}")"
