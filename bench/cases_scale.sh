@@ -7,7 +7,8 @@
 #       block no one), `--max-parallel N` (every case in flight at once, as the loop queues
 #       every job). Measured: wall time from start to all N submitted, sbatch calls,
 #       trtllm-run's peak RSS; then Ctrl-C (SIGINT): time until every job was cancelled and
-#       trtllm-run exited. The same N jobs by the sbatch loop: its wall time to submit.
+#       trtllm-run exited. The same N jobs by the sbatch loop: its wall time to submit; and
+#       by N plain sbatch at once (xargs -P N), what concurrent submission alone costs.
 #   (b) to the verdict, M cases (default 100; the cluster runs 4 at a time): the same, not
 #       held, to every case's verdict: wall time to all submitted and to all judged.
 #   Planning alone: `trtllm-run plan --cases` of the N cases (per-case planning cost).
@@ -161,6 +162,16 @@ loop_calls=$(count_calls "$root/held" submit)
 scancel --name="$tag" >/dev/null 2>&1 || true
 while (($(left_in_queue) > 0)); do sleep 1; done
 : >"$root/held/calls.log"
+# The same N plain sbatch all at once (as trtllm-run's N case threads submit): what
+# concurrent submission alone costs.
+burst_start=$EPOCHREALTIME
+seq "$cases" | PATH=$root/held:$PATH xargs -P "$cases" -I{} sbatch --parsable \
+  --partition="$partition" --ntasks=1 --output=/dev/null --wrap true >/dev/null ||
+  { echo "cases_scale: plain sbatch (all at once) failed" >&2; exit 3; }
+burst_s=$(elapsed "$burst_start" "$EPOCHREALTIME")
+scancel --name="$tag" >/dev/null 2>&1 || true
+while (($(left_in_queue) > 0)); do sleep 1; done
+: >"$root/held/calls.log"
 
 # (a) N cases, held, SIGINT once all are submitted.
 STOP_AFTER=$cases run_trtllm "$root/held" "$root/run_a" --cases "$root/cases_a.yaml" \
@@ -198,14 +209,15 @@ perf_verdict() { if [[ $smoke == 1 ]]; then eval "$1" && echo "(pass)" || echo "
 mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 row() { printf "%-46s %-10s %-24s %s\n" "$@"; }
 echo "== $cases local_slurm cases (custom 'true', 1 CPU, 64 MB, partition $partition) vs a loop of plain sbatch, same run"
-row metric target trtllm-run "plain sbatch loop"
+row metric target trtllm-run "plain sbatch: a loop | all at once"
 row "(a) $cases cases, held: wall to all submitted (s)" "<= loop" \
-  "$a_submitted $(perf_verdict "awk 'BEGIN { exit !($a_submitted <= $loop_s) }'")" "$loop_s"
+  "$a_submitted $(perf_verdict "awk 'BEGIN { exit !($a_submitted <= $loop_s) }'")" \
+  "$loop_s | $burst_s"
 row "  ratio trtllm-run / loop" "" \
   "$(awk -v a="$a_submitted" -v b="$loop_s" 'BEGIN { printf "%.2f", a / b }')" ""
 row "  per case (ms)" "" \
   "$(awk -v a="$a_submitted" -v n="$cases" 'BEGIN { printf "%.1f", 1000 * a / n }')" \
-  "$(awk -v a="$loop_s" -v n="$cases" 'BEGIN { printf "%.1f", 1000 * a / n }')"
+  "$(awk -v a="$loop_s" -v b="$burst_s" -v n="$cases" 'BEGIN { printf "%.1f | %.1f", 1000 * a / n, 1000 * b / n }')"
 row "  start to first submit (s)" "" "$a_first" "-"
 row "  planning alone: plan --cases (s, ms/case)" "" \
   "$plan_s, $(awk -v a="$plan_s" -v n="$cases" 'BEGIN { printf "%.2f", 1000 * a / n }')" "-"
