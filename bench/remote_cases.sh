@@ -8,7 +8,8 @@
 #
 # Measured per run, from its start to its exit:
 #   SSH connections  the client's: master connections trtllm-run's ssh started (a PATH `ssh`
-#                    wrapper logs every ssh it runs) and the cases' details.ssh_connections
+#                    wrapper logs every ssh it runs; one of them is the planning probe's
+#                    before the cases start) and the cases' details.ssh_connections
 #                    (or the session's stats); sshd's: "Accepted" lines for sshtest in its log
 #   repo setups      remote commands that set up the checkout (clone/fetch + checkout)
 #   controller queries per job-minute
@@ -210,11 +211,16 @@ summarize() {
 # (a build with the shared session); without it every case has its own session anyway.
 per_case_option=(--executor-option session=per-case)
 has_session=1
-PATH=$root/bin:$PATH "$bin" plan --cases "$root/cases.yaml" --scenario remote_slurm \
-  --ssh-host trtllm-bench-login --ssh-config-file "$root/ssh_config" --repo-root "$root/seed" \
-  --remote-repo-path "$remote_root/TensorRT-LLM" --partition batch,cpu --skip-install true \
-  --container-runtime none --container-image none "${per_case_option[@]}" >/dev/null 2>&1 ||
-  { per_case_option=(); has_session=0; }
+if ! PATH=$root/bin:$PATH "$bin" plan --cases "$root/cases.yaml" --scenario remote_slurm \
+  --ssh-host trtllm-bench-login --slurm-user sshtest --ssh-config-file "$root/ssh_config" \
+  --repo-root "$root/seed" --remote-repo-path "$remote_root/TensorRT-LLM" \
+  --partition batch,cpu --skip-install true --container-runtime none --container-image none \
+  "${per_case_option[@]}" >/dev/null 2>"$root/plan.err"; then
+  grep -q "takes no executor options" "$root/plan.err" ||
+    { echo "remote_cases: trtllm-run plan failed:" >&2; tail -5 "$root/plan.err" >&2; exit 3; }
+  per_case_option=()
+  has_session=0
+fi
 
 run_once shared
 run_once per_case "${per_case_option[@]}"
@@ -239,10 +245,14 @@ passed_verdict=verdict
 [[ $has_session == 0 ]] && passed_verdict=perf_verdict
 row "cases PASSED" "$cases" "${s[passed]} $($passed_verdict "[[ ${s[passed]} == $cases ]]")" \
   "${p[passed]}"
-row "SSH connections: client (masters started)" "" "${s[client_masters]}" "${p[client_masters]}"
+# The shared session's targets (a build without it only prints them): one master for the
+# run besides the planning probe's, one repo setup.
+row "SSH connections: client (masters started)" "<= 2" \
+  "${s[client_masters]} $($passed_verdict "((${s[client_masters]} <= 2))")" "${p[client_masters]}"
 row "  cases' details.ssh_connections (sum)" "" "${s[client_details]}" "${p[client_details]}"
 row "  sshd \"Accepted\" lines in the window" "" "${s[sshd_accepted]}" "${p[sshd_accepted]}"
-row "repo setups (remote clone/fetch scripts)" "" "${s[repo_setups]}" "${p[repo_setups]}"
+row "repo setups (remote clone/fetch scripts)" "1" \
+  "${s[repo_setups]} $($passed_verdict "((${s[repo_setups]} == 1))")" "${p[repo_setups]}"
 row "remote commands (round trips)" "" "${s[commands]}" "${p[commands]}"
 row "  of them log copies (tail -c)" "" "${s[log_copies]}" "${p[log_copies]}"
 row "controller queries per job-minute: client" "<= 2" \
