@@ -436,3 +436,52 @@ TEST_CASE("remote session: a bad session value is exit 2 naming the valid values
   CHECK(!fs::exists(cases.repo.path() + "/work_dirs"));
   CHECK(!fs::exists(cases.remote_root));  // nothing set up on the login node
 }
+
+TEST_CASE(
+    "remote session: release_allocation false runs in the held allocation over the "
+    "shared master",
+    "[slurm][sshd]") {
+  EnsureSlurm();
+  TempDir state("trtllm_remote_session_state");
+  RemoteCases cases;
+  // The allocation records the ssh config it was made with: one that outlives the run.
+  std::string config = state.path() + "/ssh_config";
+  WriteTextFile(config, ReadTextFile(cases.ssh_config));
+  cases.WriteCases({"echo held step one", "echo held step two"},
+                   ", release_allocation: false, alloc_time_limit: 10m");
+  CliOptions options = cases.Options("main", {"--max-parallel", "1"});
+  for (size_t i = 0; i + 1 < options.args.size(); ++i) {
+    if (options.args[i] == "--ssh-config-file") options.args[i + 1] = config;
+  }
+  options.env = {{"XDG_RUNTIME_DIR", state.path()}};
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 0);
+  rapidjson::Document combined = cases.Combined();
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 2);
+  std::set<std::string> allocations;
+  for (const auto& item : combined["cases"].GetArray()) {
+    INFO(Str(item, "name") + ": " + Str(item["result"], "reason") + "\n--- log\n" +
+         ReadTextFile(Str(item["result"], "log_file")));
+    CHECK(Str(item, "status") == "PASSED");
+    CHECK(Str(Details(item), "shared_session") == "true");
+    allocations.insert(Str(Details(item), "allocation_id"));
+  }
+  REQUIRE(allocations.size() == 1);  // the second case reused the first one's
+  const std::string allocation = *allocations.begin();
+  for (const auto& item : combined["cases"].GetArray()) {
+    std::string log = ReadTextFile(Str(item["result"], "log_file"));
+    CHECK(log.find("job " + allocation + " on") != std::string::npos);
+    CHECK(log.find("held step") != std::string::npos);
+  }
+  CHECK(Str(SessionStats(combined), "connections") == "1");
+  CHECK(JobState(allocation) == "RUNNING");
+  CliOptions release;
+  release.args = {"release"};
+  release.env = {{"XDG_RUNTIME_DIR", state.path()}};
+  CliRun released = RunCli(release);
+  INFO(released.Describe());
+  CHECK(released.exit_code == 0);
+  CHECK(JobActiveStates(allocation).empty());
+}
