@@ -336,12 +336,14 @@ TEST_CASE("remote session: a failing shared build ends every case BUILD_FAILED",
   CHECK(Str(SessionStats(combined), "submits") == "1");  // only the build job
 }
 
-TEST_CASE("remote session: Ctrl-C cancels every remote job; all CANCELLED and gone",
-          "[slurm][sshd]") {
+TEST_CASE(
+    "remote session: Ctrl-C cancels every remote job of both destinations; all CANCELLED and gone",
+    "[slurm][sshd]") {
   EnsureSlurm();
   RemoteCases cases;
   cases.WriteCases({"echo one; sleep $((600 + 71))", "echo two; sleep $((600 + 72))",
-                    "echo three; sleep $((600 + 73))"});
+                    "echo three; sleep $((600 + 73))"},
+                   "", {2});  // two destinations
   CliOptions options = cases.Options("main");
   options.signal = SIGINT;
   options.signal_when_process = "sleep 67";  // a job runs on the cluster
@@ -357,7 +359,9 @@ TEST_CASE("remote session: Ctrl-C cancels every remote job; all CANCELLED and go
     std::string id = Str(item, "job_id");
     if (!id.empty() && id != "<missing>") CHECK(JobActiveStates(id).empty());
   }
-  CHECK(Str(SessionStats(combined), "connections") == "1");
+  CHECK(Str(SessionStats(combined), "destinations") == "2");
+  CHECK(Str(SessionStats(combined), "connections") == "2");
+  CHECK(Str(SessionStats(combined), "cancels") != "0");
   for (const char* sleep : {"sleep 671", "sleep 672", "sleep 673"}) {
     CHECK(WaitNoProcessWithMarker(sleep, 10));
   }
