@@ -1,5 +1,6 @@
 // remote_slurm's run (slurm_run.h): the SSH master, preflight, remote repo setup, the
 // build job, file transfer, then the shared submit-and-watch over the same connection.
+// The stages (slurm_remote_stages.h) also serve the remote session of `run --cases`.
 #include <fcntl.h>
 #include <signal.h>
 #include <termios.h>
