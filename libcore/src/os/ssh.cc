@@ -382,6 +382,7 @@ bool SshScenario::MasterAlive() {
 }
 
 Status SshScenario::EnsureMaster() {
+  std::lock_guard<std::mutex> lock(master_mu_);
   if (closed_) return Status::Internal("SshScenario used after Close()");
   if (MasterAlive()) return Status::Ok();
   RemoveStaleSockets(control_dir_);

@@ -15,7 +15,9 @@
 #ifndef TRTLLM_RUN_OS_SSH_H_
 #define TRTLLM_RUN_OS_SSH_H_
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -73,6 +75,8 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
 
   // Starts the master connection unless one answers `ssh -O check`. kExecutionError
   // with ssh's own message (authentication, host key, unreachable) when it fails.
+  // Thread-safe, like Run(): threads sharing one scenario share one master, and a lost
+  // master is re-established once, whichever thread finds it gone.
   Status EnsureMaster();
 
   // True when the master answers `ssh -O check`.
@@ -91,7 +95,7 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
 
   // How many master connections this object opened (1 after any number of commands
   // over a live master).
-  int connections_opened() const { return connections_opened_; }
+  int connections_opened() const { return connections_opened_.load(); }
 
   const std::string& control_path() const { return control_path_; }
   const SshOptions& options() const { return options_; }
@@ -110,7 +114,8 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
   bool owns_control_dir_ = false;
   bool closed_ = false;
   bool started_master_ = false;  // EnsureMaster() started the master (Close() ends it)
-  int connections_opened_ = 0;
+  std::atomic<int> connections_opened_{0};
+  std::mutex master_mu_;  // EnsureMaster(): one thread checks and (re)starts the master
 };
 
 // Validates the options, creates the control directory (and askpass script in password

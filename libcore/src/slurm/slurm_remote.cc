@@ -1,5 +1,6 @@
 // remote_slurm's run (slurm_run.h): the SSH master, preflight, remote repo setup, the
 // build job, file transfer, then the shared submit-and-watch over the same connection.
+// The stages (slurm_remote_stages.h) also serve the remote session of `run --cases`.
 #include <fcntl.h>
 #include <signal.h>
 #include <termios.h>
@@ -8,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "os/ssh.h"
 #include "slurm/slurm_internal.h"
 #include "slurm/slurm_remote.h"
+#include "slurm/slurm_remote_stages.h"
 #include "slurm/slurm_run.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -61,6 +64,9 @@ bool AuthenticationFailed(const Status& status) {
 // Echo goes off before the prompt is printed: a user who types as soon as the prompt
 // appears never sees the password on the screen.
 std::optional<std::string> PromptPassword(const std::string& destination) {
+  // One prompt at a time: the destinations of a session connect in parallel.
+  static std::mutex prompt_mu;
+  std::lock_guard<std::mutex> lock(prompt_mu);
   int fd = ::open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return std::nullopt;
   termios old_mode{};
@@ -254,24 +260,10 @@ Result<SshOptions> SshOptionsForSpec(const JobSpec& spec) {
   return options;
 }
 
-namespace {
+namespace internal {
 
-// A remote run between connecting and submitting. Each stage returns the ERROR result
-// that ends the run, or nullopt to go on; `base` collects notes and details for the
-// final result.
-struct RemoteRun {
-  const JobSpec& spec;
-  const ExecContext& context;
-  SshScenario* ssh;
-  std::string where;  // the ssh destination, named in messages
-  RunResult base;
-  std::string remote_script;  // the job script as the cluster sees it, once transferred
-};
-
-// Opens the master connection, prompting once for a password when the key is refused
-// and none was given. Sets *error when it cannot.
-std::unique_ptr<SshScenario> Connect(const JobSpec& spec, const ExecContext& context,
-                                     const RunResult& base, std::optional<RunResult>* error) {
+std::unique_ptr<SshScenario> ConnectRemote(const JobSpec& spec, const ExecContext& context,
+                                           const RunResult& base, std::optional<RunResult>* error) {
   Result<SshOptions> options = SshOptionsForSpec(spec);
   if (!options.ok()) {
     *error = internal::ErrorResult(base, options.status().ToString(), "");
@@ -311,10 +303,7 @@ std::unique_ptr<SshScenario> Connect(const JobSpec& spec, const ExecContext& con
   return ssh;
 }
 
-// Preflight (the Slurm tools are there), the remote repo (clone or fetch + check out
-// repo_branch) and a writable remote work dir.
-std::optional<RunResult> PrepareRemote(RemoteRun* run) {
-  const JobSpec& spec = run->spec;
+std::optional<RunResult> RunPreflight(RemoteRun* run) {
   const std::string& where = run->where;
   Result<CommandOutput> preflight = RemoteBash(run->ssh, kPreflightScript, {});
   if (!preflight.ok()) {
@@ -328,34 +317,43 @@ std::optional<RunResult> PrepareRemote(RemoteRun* run) {
                                  "choose a login node that has them");
   }
   internal::Say(run->context, kPrefix, Trimmed(preflight->stdout_text));
-  if (!spec.repo_url.empty() && !spec.remote_repo_path.empty()) {
-    internal::Say(run->context, kPrefix,
-                  "setting up " + spec.remote_repo_path + " from " + spec.repo_url +
-                      (spec.repo_branch.empty() ? "" : " (" + spec.repo_branch + ")"));
-    Result<CommandOutput> repo =
-        RemoteBash(run->ssh, kRepoScript, {spec.remote_repo_path, spec.repo_url, spec.repo_branch});
-    if (!repo.ok() || repo->exit_code != 0) {
-      std::string why = repo.ok() ? Output(repo.value()) : repo.status().message();
-      return internal::ErrorResult(
-          run->base,
-          "remote repo setup in " + spec.remote_repo_path + " on " + where + " failed: " + why,
-          "check repo_url/repo_branch and that the cluster can "
-          "reach the repository");
-    }
-    run->base.notes.push_back("remote repo: " + Trimmed(repo->stdout_text));
+  return std::nullopt;
+}
+
+std::optional<RunResult> SetUpRemoteRepo(RemoteRun* run) {
+  const JobSpec& spec = run->spec;
+  if (spec.repo_url.empty() || spec.remote_repo_path.empty()) return std::nullopt;
+  internal::Say(run->context, kPrefix,
+                "setting up " + spec.remote_repo_path + " from " + spec.repo_url +
+                    (spec.repo_branch.empty() ? "" : " (" + spec.repo_branch + ")"));
+  Result<CommandOutput> repo =
+      RemoteBash(run->ssh, kRepoScript, {spec.remote_repo_path, spec.repo_url, spec.repo_branch});
+  if (!repo.ok() || repo->exit_code != 0) {
+    std::string why = repo.ok() ? Output(repo.value()) : repo.status().message();
+    return internal::ErrorResult(
+        run->base,
+        "remote repo setup in " + spec.remote_repo_path + " on " + run->where + " failed: " + why,
+        "check repo_url/repo_branch and that the cluster can "
+        "reach the repository");
   }
-  Result<CommandOutput> work_dir = RemoteBash(run->ssh, kWorkDirScript, {spec.remote_work_dir});
+  run->base.notes.push_back("remote repo: " + Trimmed(repo->stdout_text));
+  return std::nullopt;
+}
+
+std::optional<RunResult> CheckRemoteWorkDir(RemoteRun* run) {
+  Result<CommandOutput> work_dir =
+      RemoteBash(run->ssh, kWorkDirScript, {run->spec.remote_work_dir});
   if (!work_dir.ok() || work_dir->exit_code != 0) {
     std::string why = work_dir.ok() ? Output(work_dir.value()) : work_dir.status().message();
-    return internal::ErrorResult(run->base, "preflight on " + where + " failed: " + why,
+    return internal::ErrorResult(run->base, "preflight on " + run->where + " failed: " + why,
                                  "choose a remote_repo_path / remote work dir the user "
                                  "can write");
   }
   return std::nullopt;
 }
 
-// Copies the script and the extra files over the master (cat > file).
-std::optional<RunResult> Transfer(RemoteRun* run) {
+// Copies over the master with `cat > file`, one command per file.
+std::optional<RunResult> TransferFiles(RemoteRun* run) {
   const JobSpec& spec = run->spec;
   std::vector<std::pair<std::string, std::string>> files;  // local -> remote
   files.emplace_back(spec.script_path,
@@ -390,12 +388,14 @@ std::optional<RunResult> Transfer(RemoteRun* run) {
   return std::nullopt;
 }
 
-// The build job (build_project): BUILD_FAILED stops the run before the workload is
-// submitted.
-std::optional<RunResult> RunBuildJob(RemoteRun* run, SlurmClient* client) {
-  const JobSpec& spec = run->spec;
+std::string BuildCommandOf(const JobSpec& spec) {
   std::string command = Extra(spec, "build_command");
-  if (command.empty()) command = kDefaultBuildCommand;
+  return command.empty() ? kDefaultBuildCommand : command;
+}
+
+std::optional<RunResult> RunBuildJob(RemoteRun* run, const SubmitAndWatchFn& submit) {
+  const JobSpec& spec = run->spec;
+  const std::string command = BuildCommandOf(spec);
   std::string local_script = spec.work_dir + "/build.slurm";
   std::string remote_script = spec.remote_work_dir + "/build.slurm";
   Status written = WriteFileAtomic(local_script, BuildScript(spec, command));
@@ -420,7 +420,7 @@ std::optional<RunResult> RunBuildJob(RemoteRun* run, SlurmClient* client) {
   build.script_submit = remote_script;
   build.submit_dir = spec.remote_work_dir;
   build.echo = true;
-  RunResult built = internal::SubmitAndWatch(client, spec, run->context, build);
+  RunResult built = submit(build);
   if (built.status == RunStatus::kPassed) {
     run->base.notes.push_back("build job " + built.details["job_id"] + ": " + built.reason);
     run->base.details["build_job_id"] = built.details["job_id"];
@@ -445,9 +445,8 @@ std::optional<RunResult> RunBuildJob(RemoteRun* run, SlurmClient* client) {
   return result;
 }
 
-// The job itself: submitted and watched, or run in a held allocation (release_allocation
-// false: the allocation stays for later runs).
-RunResult RunJob(RemoteRun* run, SlurmClient* client) {
+// The held allocation (release_allocation false) stays for later runs.
+RunResult RunJob(RemoteRun* run, const SubmitAndWatchFn& submit) {
   const JobSpec& spec = run->spec;
   RunResult result;
   auto extra = spec.extra.find("release_allocation");
@@ -459,14 +458,14 @@ RunResult RunJob(RemoteRun* run, SlurmClient* client) {
     internal::SubmitRequest request = internal::LocalSubmitRequest(spec);
     request.script_submit = run->remote_script;
     request.submit_dir = spec.remote_work_dir;
-    result = internal::SubmitAndWatch(client, spec, run->context, request);
+    result = submit(request);
   }
   result.notes.insert(result.notes.begin(), run->base.notes.begin(), run->base.notes.end());
   for (const auto& [key, value] : run->base.details) result.details.emplace(key, value);
   return result;
 }
 
-}  // namespace
+}  // namespace internal
 
 RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
   RunResult base = internal::BaseResult(spec);
@@ -481,14 +480,19 @@ RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
                                         "prepare the case with the remote_slurm executor"));
   }
   std::optional<RunResult> failed;
-  std::unique_ptr<SshScenario> ssh = Connect(spec, context, base, &failed);
+  std::unique_ptr<SshScenario> ssh = internal::ConnectRemote(spec, context, base, &failed);
   if (!ssh) return finish(std::move(*failed));
-  RemoteRun run{spec, context, ssh.get(), spec.ssh_host, std::move(base), ""};
+  internal::RemoteRun run{spec, context, ssh.get(), spec.ssh_host, std::move(base), ""};
   SlurmClient client(ssh.get());
-  failed = PrepareRemote(&run);
-  if (!failed) failed = Transfer(&run);
-  if (!failed && spec.build_project) failed = RunBuildJob(&run, &client);
-  RunResult result = failed ? std::move(*failed) : RunJob(&run, &client);
+  auto submit = [&](const internal::SubmitRequest& request) {
+    return internal::SubmitAndWatch(&client, spec, context, request);
+  };
+  failed = internal::RunPreflight(&run);
+  if (!failed) failed = internal::SetUpRemoteRepo(&run);
+  if (!failed) failed = internal::CheckRemoteWorkDir(&run);
+  if (!failed) failed = internal::TransferFiles(&run);
+  if (!failed && spec.build_project) failed = internal::RunBuildJob(&run, submit);
+  RunResult result = failed ? std::move(*failed) : internal::RunJob(&run, submit);
   result.details["ssh_connections"] = std::to_string(ssh->connections_opened());
   if (ssh->connections_opened() > 1) {  // the master died (sshd restart, network) and came back
     result.notes.push_back("SSH: the connection to " + run.where +

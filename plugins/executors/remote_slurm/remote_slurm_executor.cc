@@ -3,10 +3,12 @@
 // 2, 3, 5, 6 or submit.py's launch script for perf-sanity, job_spec.json with the
 // remote paths and fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
-// transfer, sbatch, watch, scancel, verdict, logs copied back.
+// transfer, sbatch, watch, scancel, verdict, logs copied back. `run --cases` shares
+// all but the transfer and sbatch per destination (slurm_remote_session.h).
 #include "render/render.h"
 #include "slurm/held_allocations.h"
 #include "slurm/slurm_remote.h"
+#include "slurm/slurm_remote_session.h"
 #include "slurm/slurm_run.h"
 #include "trtllm_run/sdk/plugin_api.h"
 
@@ -23,6 +25,11 @@ class RemoteSlurmExecutor : public Executor {
     traits.container = true;
     traits.remote = true;
     return traits;
+  }
+
+  // `session`: shared (default) | per-case (slurm_remote_session.h).
+  Status CheckExecutorOptions(const std::map<std::string, std::string>& options) const override {
+    return CheckRemoteSessionOptions(options, Name());
   }
 
   Status Validate(const CaseRequest& request, const JobPlan& plan,
@@ -43,6 +50,10 @@ class RemoteSlurmExecutor : public Executor {
   }
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);
+  }
+  // `run --cases`: one shared session per SSH destination, unless session=per-case.
+  std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options) override {
+    return NewRemoteSlurmSession(options, Name());
   }
   // `trtllm-run release`: the allocations persistent mode holds on SSH destinations.
   std::vector<HeldResource> ListHeld() const override {
