@@ -340,6 +340,9 @@ class RemoteSlurmSession : public ExecutorSession {
     context.kill_grace_seconds = kill_grace_seconds_;
     SlurmWatchOptions watch = internal::WatchOptions(spec, context, /*remote=*/true);
     watch.terminal = nullptr;
+    // A bulk run: a job's own clean end line ("exit code 0", no OOM or cancel line) is its
+    // end, without one more controller query per job to confirm it.
+    watch.confirm_clean_end = false;
     return watch;
   }
 
