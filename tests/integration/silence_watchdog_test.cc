@@ -179,6 +179,41 @@ TEST_CASE("silence watchdog, local_direct: off by default: a job silent for 3 s 
              !Catch::Contains("silence_timeout_seconds"));
 }
 
+TEST_CASE("silence watchdog, run --cases: silence_timeout in the cases file's defaults",
+          "[silence][cli][multi]") {
+  TempDir root("silence_cases");
+  const std::string marker = UniqueMarker("silentcases");
+  WriteTextFile(root.path() + "/cases.yaml",
+                "defaults:\n  scenario: local_direct\n  silence_timeout: 2s\ncases:\n"
+                "  - {name: silent, custom_cmd: \"" +
+                    PrintThenSilent(marker) +
+                    "\"}\n"
+                    "  - {name: ticking, custom_cmd: '" +
+                    KeepsPrinting(marker + "tick", 6) + "'}\n");
+  CliOptions options;
+  options.args = {"run",         "--cases",   root.path() + "/cases.yaml",
+                  "--repo-root", root.path(), "--kill-grace",
+                  "2",           "--json"};
+  options.timeout_seconds = 60;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == kHangDetectedExit);
+  rapidjson::Document printed;
+  printed.Parse(run.stdout_text.c_str());
+  REQUIRE_FALSE(printed.HasParseError());
+  REQUIRE(printed.HasMember("cases"));
+  REQUIRE(printed["cases"].Size() == 2);
+  const rapidjson::Value& silent = printed["cases"][0];
+  CHECK(Str(silent, "name") == "silent");
+  CHECK(Str(silent, "status") == "HANG_DETECTED");
+  rapidjson::Document own = ReadResultJson(Str(silent, "work_dir"));
+  REQUIRE(own.IsObject());
+  CHECK_THAT(Str(own, "reason"), Catch::Contains("no output for 2s"));
+  CHECK(Str(printed["cases"][1], "status") == "PASSED");
+  CHECK(WaitNoProcessWithMarker(marker, 10));
+  KillProcessesWithMarker(marker);
+}
+
 // ---------------------------------------------------------------- local_docker
 
 constexpr const char* kImage = "trtllm-run-test:busybox";  // tests/services/docker.sh
