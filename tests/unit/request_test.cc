@@ -74,6 +74,7 @@ const std::map<std::string, std::function<std::string(const CaseRequest&)>>& Mem
       {"container_image", s(&R::container_image)},
       {"monitor_timeout", s(&R::monitor_timeout)},
       {"max_pending", s(&R::max_pending)},
+      {"silence_timeout", s(&R::silence_timeout)},
       {"node_count", i(&R::node_count)},
       {"partition", s(&R::partition)},
       {"account", s(&R::account)},

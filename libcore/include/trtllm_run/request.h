@@ -38,6 +38,7 @@ struct CaseRequest {
   std::optional<std::string> container_image;
   std::optional<std::string> monitor_timeout;  // 1h, 30m, 3600s, HH:MM:SS, or seconds
   std::optional<std::string> max_pending;      // the same syntax; Slurm: the longest queue wait
+  std::optional<std::string> silence_timeout;  // the same syntax; the longest time without output
 
   // Environment and Slurm inputs.
   std::optional<int> node_count;

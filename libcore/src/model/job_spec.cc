@@ -28,6 +28,7 @@ const std::set<std::string>& FieldKeys() {
       "custom_env",
       "monitor_timeout_seconds",
       "max_pending_seconds",
+      "silence_timeout_seconds",
       "success_patterns",
       "failure_patterns",
       "required_devices",
@@ -161,6 +162,9 @@ std::string JobSpecToJson(const JobSpec& spec) {
   integer("monitor_timeout_seconds", spec.monitor_timeout_seconds);
   // Only when set: a spec without a queue bound reads as before.
   if (spec.max_pending_seconds > 0) integer("max_pending_seconds", spec.max_pending_seconds);
+  if (spec.silence_timeout_seconds > 0) {
+    integer("silence_timeout_seconds", spec.silence_timeout_seconds);
+  }
   w.Key("success_patterns");
   json::WriteStringArray(&w, spec.success_patterns);
   w.Key("failure_patterns");
@@ -244,6 +248,7 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
   }
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("monitor_timeout_seconds", &spec.monitor_timeout_seconds));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("max_pending_seconds", &spec.max_pending_seconds));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("silence_timeout_seconds", &spec.silence_timeout_seconds));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("success_patterns", &spec.success_patterns));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("failure_patterns", &spec.failure_patterns));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetInt("required_devices", &spec.required_devices));

@@ -77,6 +77,10 @@ const std::vector<FieldDef>& FieldTable() {
       Str("max_pending", &R::max_pending,
           "Slurm: cancel the job (ERROR) when still pending after this long; same syntax "
           "as monitor_timeout (default: no bound)"),
+      Str("silence_timeout", &R::silence_timeout,
+          "Stop the job as HANG_DETECTED when it writes no output for this long (job output "
+          "of every node and step counts; Slurm: counted once it runs): 90s, 2h, 1h30m, ... "
+          "(default: off; TensorRT-LLM's CI uses 2h)"),
       Int("node_count", &R::node_count,
           "Slurm nodes (default: ceil(total_required_devices / required_devices_per_node))"),
       Str("partition", &R::partition, "Slurm partition (required for Slurm)"),

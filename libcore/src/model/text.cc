@@ -308,30 +308,35 @@ Result<int> ParseDurationSeconds(std::string_view text, std::string_view field) 
     }
     if (m >= 60 || sec >= 60) return invalid("minutes and seconds must be below 60");
     seconds = h * 3600 + m * 60 + sec;
-  } else {
-    long long unit = 1;
-    std::string_view digits = s;
-    switch (s.back()) {
-      case 'h':
-        unit = 3600;
-        digits.remove_suffix(1);
-        break;
-      case 'm':
-        unit = 60;
-        digits.remove_suffix(1);
-        break;
-      case 's':
-        digits.remove_suffix(1);
-        break;
-      default:
-        break;
-    }
+  } else if (AllDigits(s)) {
     long long n = 0;
-    if (!AllDigits(digits)) {
-      return invalid("use a whole number followed by one unit: h, m or s (no unit: seconds)");
+    if (!ParseDigits(s, &n)) return invalid("the value is too large");
+    seconds = n;  // a bare number: seconds
+  } else {
+    // Whole numbers each followed by its unit, h before m before s, each at most once:
+    // 2h, 90s, 1h30m, 1h0m30s.
+    const std::string_view units = "hms";
+    const long long unit_seconds[] = {3600, 60, 1};
+    std::size_t next_unit = 0;  // units before this one are used up
+    std::string_view rest = s;
+    while (!rest.empty()) {
+      std::size_t digits = 0;
+      while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+      std::size_t unit = digits < rest.size() ? units.find(rest[digits], next_unit) : units.npos;
+      if (digits == 0 || unit == units.npos) {
+        return invalid(
+            "use whole numbers each followed by its unit, h, m or s in that order (2h, 90s, "
+            "1h30m); a bare number is seconds");
+      }
+      long long n = 0;
+      if (!ParseDigits(rest.substr(0, digits), &n) || n > INT_MAX) {
+        return invalid("the value is too large");
+      }
+      seconds += n * unit_seconds[unit];
+      if (seconds > INT_MAX) return invalid("the value is too large");
+      next_unit = unit + 1;
+      rest.remove_prefix(digits + 1);
     }
-    if (!ParseDigits(digits, &n)) return invalid("the value is too large");
-    seconds = n * unit;
   }
   if (seconds <= 0) return invalid("the duration must be greater than zero");
   if (seconds > INT_MAX) return invalid("the value is too large");

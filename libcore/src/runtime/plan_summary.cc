@@ -33,6 +33,10 @@ std::string FormatPlanSummary(const PreparedCase& prepared) {
       << (spec.node_count == 1 ? "" : "s") << " (" << spec.required_devices_per_node
       << " per node, " << spec.total_required_devices << " in total)\n";
   out << "Scenario: " << spec.scenario << "\n";
+  if (spec.silence_timeout_seconds > 0) {
+    out << "Silence timeout: " << spec.silence_timeout_seconds
+        << "s (no new output for that long stops the job: HANG_DETECTED)\n";
+  }
   out << "Work dir: " << spec.work_dir << "\n";
   std::vector<std::string> notes = PlanNotes(prepared);
   if (!notes.empty()) {

@@ -337,6 +337,12 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
     Result<int> parsed = ParseDurationSeconds(*planned.request.max_pending, "max_pending");
     if (problems.Add(parsed.status())) max_pending = parsed.value();
   }
+  int silence_timeout = 0;  // off unless asked for
+  if (planned.request.silence_timeout) {
+    Result<int> parsed = ParseDurationSeconds(*planned.request.silence_timeout,
+                                              "silence_timeout (--silence-timeout)");
+    if (problems.Add(parsed.status())) silence_timeout = parsed.value();
+  }
   if (!problems.empty()) return problems.ToStatus("in this case");
 
   std::shared_ptr<Workflow> workflow;
@@ -370,6 +376,7 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   planned.plan.repo_root = repo_root.value();
   planned.plan.monitor_timeout_seconds = timeout.value();
   planned.plan.max_pending_seconds = max_pending;
+  planned.plan.silence_timeout_seconds = silence_timeout;
   planned.notes.push_back("workflow " + workflow_name + ": claimed the request (registry order)");
   planned.notes.insert(planned.notes.end(), planned.plan.notes.begin(), planned.plan.notes.end());
 
@@ -623,6 +630,7 @@ Result<RunResult> Runtime::ExecuteWorkDir(const std::string& dir, const RunOptio
   planned.plan.command = prepared.spec.direct_cmd;
   planned.plan.monitor_timeout_seconds = prepared.spec.monitor_timeout_seconds;
   planned.plan.max_pending_seconds = prepared.spec.max_pending_seconds;
+  planned.plan.silence_timeout_seconds = prepared.spec.silence_timeout_seconds;
   planned.plan.repo_root = prepared.spec.repo_root;
   planned.notes.push_back("ran the work dir prepared earlier (" + work_dir + "/job_spec.json)");
   return ExecuteLocked(*registry_, prepared, options);

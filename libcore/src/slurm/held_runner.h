@@ -48,6 +48,7 @@ class HeldRunner : public SupervisedJob {
     progress_->Message(std::string("stopping the run (") +
                        (reason == StopReason::kHang      ? "hang detected"
                         : reason == StopReason::kTimeout ? "monitor timeout"
+                        : reason == StopReason::kSilence ? "no output for the silence timeout"
                                                          : "cancelled") +
                        ")");
   }

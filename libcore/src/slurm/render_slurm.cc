@@ -297,6 +297,7 @@ void FillSpec(const CaseRequest& request, const Placement& placement,
   spec->shell_options = plan.launch.shell_options;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
   spec->max_pending_seconds = plan.max_pending_seconds;
+  spec->silence_timeout_seconds = plan.silence_timeout_seconds;
   spec->success_patterns = plan.success_patterns;
   spec->failure_patterns = plan.failure_patterns;
   spec->required_devices = plan.required_devices;

@@ -365,6 +365,8 @@ SlurmAction ActionFor(StopReason stop) {
       return SlurmAction::kHang;
     case StopReason::kTimeout:
       return SlurmAction::kMonitorTimeout;
+    case StopReason::kSilence:
+      return SlurmAction::kSilence;
     case StopReason::kNone:
     case StopReason::kLeftovers:
       break;
@@ -408,6 +410,7 @@ RunResult JudgeHeldRun(const JobSpec& spec, const HeldAllocation& allocation,
   e.scenario = spec.scenario;
   e.log_file = log;
   e.monitor_timeout_seconds = spec.monitor_timeout_seconds;
+  e.silence_timeout_seconds = spec.silence_timeout_seconds;
   e.time_limit = allocation.time_limit;
   e.action = ActionFor(supervised.stop);
   e.cancel_signal = supervised.cancel_signal;
@@ -416,6 +419,8 @@ RunResult JudgeHeldRun(const JobSpec& spec, const HeldAllocation& allocation,
   } else if (e.action == SlurmAction::kHang) {
     const PatternMatch* hang = follower.scanner().FindMatch(0);
     e.action_detail = hang ? hang->line : std::string();
+  } else if (e.action == SlurmAction::kSilence) {
+    e.action_detail = supervised.last_output_line;
   }
   e.action_confirmed = confirmed;
   if (!e.action_confirmed) e.action_problem = "processes or steps of the run survived SIGKILL";
@@ -513,6 +518,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   SupervisorOptions supervision;
   supervision.cancel = context.cancel;
   supervision.monitor_timeout_seconds = spec.monitor_timeout_seconds;
+  supervision.silence_timeout_seconds = spec.silence_timeout_seconds;
   supervision.kill_grace_seconds = std::max(0, context.kill_grace_seconds);
   supervision.give_up_seconds = 30;
   supervision.poll_interval_seconds = remote ? 1.0 : 0.25;

@@ -25,6 +25,7 @@ struct SubmitRequest {
   std::vector<std::string> failure_patterns;
   int monitor_timeout_seconds = 0;
   int max_pending_seconds = 0;
+  int silence_timeout_seconds = 0;
   bool echo = false;    // the job's output goes to context.terminal
   bool record = false;  // write slurm_job_id and run_state.json into the work dir
 };

@@ -313,6 +313,7 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
   job.failure_patterns = request.failure_patterns;
   job.monitor_timeout_seconds = request.monitor_timeout_seconds;
   job.max_pending_seconds = request.max_pending_seconds;
+  job.silence_timeout_seconds = request.silence_timeout_seconds;
   job.workflow_type = spec.workflow_type;
   job.scenario = spec.scenario;
   job.time_limit = spec.slurm_params ? spec.slurm_params->time_limit : spec.time_limit;
@@ -400,6 +401,7 @@ SubmitRequest LocalSubmitRequest(const JobSpec& spec) {
   request.failure_patterns = spec.failure_patterns;
   request.monitor_timeout_seconds = spec.monitor_timeout_seconds;
   request.max_pending_seconds = spec.max_pending_seconds;
+  request.silence_timeout_seconds = spec.silence_timeout_seconds;
   request.echo = true;
   request.record = true;
   return request;

@@ -11,6 +11,7 @@
 #include "slurm/slurm_records.h"
 #include "slurm/slurm_verdict.h"
 #include "supervise/diagnosis.h"
+#include "supervise/local_run_verdict.h"
 
 namespace trtllm_run {
 namespace {
@@ -115,6 +116,8 @@ void Judge::FromAction() {
     std::string what =
         e_.action == SlurmAction::kHang             ? "a hang was detected"
         : e_.action == SlurmAction::kMonitorTimeout ? "the monitor timeout passed"
+        : e_.action == SlurmAction::kSilence
+            ? SilenceReason(e_.silence_timeout_seconds, e_.action_detail)
         : e_.action == SlurmAction::kHopelessPending
             ? "the job was pending with reason " + e_.action_detail
         : e_.action == SlurmAction::kMaxPending
@@ -138,6 +141,11 @@ void Judge::FromAction() {
       Set(RunStatus::kHangDetected,
           "log line " + Quoted(e_.action_detail.empty() ? e_.hang_line : e_.action_detail) + "; " +
               ended);
+      break;
+    case SlurmAction::kSilence:
+      Set(RunStatus::kHangDetected,
+          SilenceReason(e_.silence_timeout_seconds, e_.action_detail) + "; " + ended);
+      r_.details["silence_timeout_seconds"] = std::to_string(e_.silence_timeout_seconds);
       break;
     case SlurmAction::kMonitorTimeout:
       Set(RunStatus::kTimeout, "still running after monitor_timeout_seconds=" +
@@ -450,6 +458,7 @@ void Judge::Diagnose() {
   in.errors = r_.errors;
   in.reason = r_.reason;
   in.monitor_timeout_seconds = e_.monitor_timeout_seconds;
+  if (e_.action == SlurmAction::kSilence) in.silence_timeout_seconds = e_.silence_timeout_seconds;
   if (r_.status == RunStatus::kTimeout && e_.action == SlurmAction::kMonitorTimeout) {
     in.time_limit.clear();
   } else {

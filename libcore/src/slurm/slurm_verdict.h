@@ -20,6 +20,7 @@ enum class SlurmAction {
   kUserCancel,       // SIGINT/SIGTERM/SIGHUP or an API cancel -> scancel
   kHopelessPending,  // pending for a reason waiting cannot clear (slurm_pending.h) -> scancel
   kMaxPending,       // still pending after max_pending_seconds -> scancel
+  kSilence,          // no new output for silence_timeout_seconds while running -> scancel
 };
 
 struct SlurmJobEvidence {
@@ -29,14 +30,16 @@ struct SlurmJobEvidence {
   std::string log_file;  // the job's .out (local path)
   std::string err_file;  // the job's .err (local path), "" when merged
   int monitor_timeout_seconds = 0;
-  int max_pending_seconds = 0;  // 0: no bound
-  std::string time_limit;       // the job's Slurm time limit, as requested
+  int max_pending_seconds = 0;      // 0: no bound
+  int silence_timeout_seconds = 0;  // 0: off
+  std::string time_limit;           // the job's Slurm time limit, as requested
 
   // What trtllm-run did, and whether the job was seen to end afterwards (terminal state,
   // or gone from the controller).
   SlurmAction action = SlurmAction::kNone;
   int cancel_signal = 0;  // kUserCancel: the signal (0: from code)
-  // kHang: the log line; kUserCancel: who asked; kHopelessPending/kMaxPending: the reason.
+  // kHang: the log line; kUserCancel: who asked; kHopelessPending/kMaxPending: the reason;
+  // kSilence: the last output line before the silence ("" when there was none).
   std::string action_detail;
   bool action_confirmed = false;
   std::string action_problem;  // why it could not be confirmed (scancel failed, ...)
@@ -76,7 +79,7 @@ struct SlurmJobEvidence {
 // The verdict, pure: status, reason (the evidence in one line), exit code/signal, the
 // failing step, who cancelled, diagnosis (spec 000's table), and details (job_id,
 // job_state, ...). Rules, in order:
-//   1. trtllm-run's own action: hang -> HANG_DETECTED, monitor timeout -> TIMEOUT, user
+//   1. trtllm-run's own action: hang or silence -> HANG_DETECTED, monitor timeout -> TIMEOUT, user
 //      cancel -> CANCELLED (user_interrupt for SIGINT) -- each only when confirmed;
 //      unconfirmed -> ERROR naming the job that may still run.
 //   2. the final state (accounting's job row, else the controller's terminal record):

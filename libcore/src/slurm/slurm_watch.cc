@@ -198,6 +198,7 @@ void SlurmWatcher::CheckTriggers(Clock::time_point now) {
   const std::size_t oom_end = kOomBegin + SlurmOomPatterns().size();
   for (auto& job : jobs_) {
     if (job->done) continue;
+    CheckSilence(job.get(), now);
     const PatternMatch* hang = job->out->scanner().FindMatch(kHang);
     if (!hang && job->err) hang = job->err->scanner().FindMatch(kHang);
     if (job->action == SlurmAction::kNone && !job->terminal && !job->purged) {
@@ -242,6 +243,45 @@ void SlurmWatcher::CheckTriggers(Clock::time_point now) {
       }
     }
   }
+}
+
+namespace {
+
+std::string LastLineWithText(const LogFollower& follower) {
+  std::vector<std::string> tail = follower.Tail();
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
+    if (it->find_first_not_of(" \t\r") != std::string::npos) return *it;
+  }
+  return "";
+}
+
+}  // namespace
+
+void SlurmWatcher::CheckSilence(Job* job, Clock::time_point now) {
+  const int limit = job->spec.silence_timeout_seconds;
+  if (limit <= 0) return;
+  const std::uint64_t out_read = job->out->bytes_read();
+  const std::uint64_t err_read = job->err ? job->err->bytes_read() : 0;
+  if (out_read != job->out_read || err_read != job->err_read) {
+    // Every node's and step's output lands in these files (srun -l labels the ranks).
+    job->last_output_line = LastLineWithText(out_read != job->out_read ? *job->out : *job->err);
+    job->out_read = out_read;
+    job->err_read = err_read;
+    job->output_grew_at = now;
+  } else if (!job->output_grew_at && job->record && job->record->state == "RUNNING") {
+    job->output_grew_at = now;  // the clock starts when it runs, not while it is pending
+  }
+  // Not judged once the script printed its end line, while the scheduler does not answer
+  // (the output may not arrive either), or after another action.
+  if (!job->output_grew_at || job->action != SlurmAction::kNone || job->terminal || job->purged ||
+      job->end_line || failing_since_ || Seconds(now - *job->output_grew_at) < limit) {
+    return;
+  }
+  job->action = SlurmAction::kSilence;
+  job->action_detail = job->last_output_line;
+  job->cancel_needed = true;
+  Progress("job " + job->spec.job_id + ": no output for " + std::to_string(limit) +
+           "s (--silence-timeout), cancelling it");
 }
 
 void SlurmWatcher::SendCancels(Clock::time_point now) {
@@ -398,6 +438,11 @@ Clock::time_point SlurmWatcher::NextWake(Clock::time_point now) const {
       wake = std::min(wake, job->added + std::chrono::seconds(job->spec.monitor_timeout_seconds));
     }
     wake = std::min(wake, PendingDeadline(*job));
+    if (job->output_grew_at && job->spec.silence_timeout_seconds > 0 &&
+        job->action == SlurmAction::kNone) {
+      wake = std::min(
+          wake, *job->output_grew_at + std::chrono::seconds(job->spec.silence_timeout_seconds));
+    }
   }
   return std::max(wake, now);
 }

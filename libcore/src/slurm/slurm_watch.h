@@ -19,6 +19,8 @@
 //     down) is retried with backoff and never turned into a verdict;
 //   - "hang detected" in the output and monitor_timeout_seconds -> scancel, and the
 //     verdict only once the job is seen to end; the same for cancellation (Ctrl-C);
+//   - no new byte in a running job's .out/.err for silence_timeout_seconds -> scancel,
+//     HANG_DETECTED "no output for Ns"; not judged while the scheduler does not answer;
 //   - a job pending for a reason waiting cannot clear (slurm_pending.h), or still
 //     pending after max_pending_seconds -> scancel, and the verdict ERROR naming it.
 #ifndef TRTLLM_RUN_SLURM_SLURM_WATCH_H_
@@ -56,6 +58,9 @@ struct SlurmWatchJob {
   std::vector<std::string> failure_patterns;
   int monitor_timeout_seconds = 0;  // from Add(); 0: none
   int max_pending_seconds = 0;      // from Add(), while PENDING; 0: none
+  // No new byte in out or err for this long, counted from when the job is first seen
+  // RUNNING or printing -> scancel, HANG_DETECTED. 0: off.
+  int silence_timeout_seconds = 0;
   std::string workflow_type;
   std::string scenario;
   std::string time_limit;
@@ -124,6 +129,9 @@ class TRTLLM_RUN_API SlurmWatcher {
   struct Job;
   void ReadOutputs(bool force);
   void CheckTriggers(std::chrono::steady_clock::time_point now);
+  // Restarts the job's silence clock when its output grew (or it was first seen running),
+  // and marks it for scancel once the clock passed silence_timeout_seconds.
+  void CheckSilence(Job* job, std::chrono::steady_clock::time_point now);
   void SendCancels(std::chrono::steady_clock::time_point now);
   void QueryController(std::chrono::steady_clock::time_point now);
   // After a controller answer: a pending job whose reason cannot clear, or that passed

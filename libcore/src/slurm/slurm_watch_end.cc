@@ -127,6 +127,7 @@ SlurmJobEvidence SlurmWatcher::EvidenceOf(const Job& job, std::uint64_t* out_byt
   e.err_file = job.err ? job.spec.local_err : "";
   e.monitor_timeout_seconds = job.spec.monitor_timeout_seconds;
   e.max_pending_seconds = job.spec.max_pending_seconds;
+  e.silence_timeout_seconds = job.spec.silence_timeout_seconds;
   e.time_limit = job.spec.time_limit;
   e.action = job.action;
   e.cancel_signal = job.cancel_signal;

@@ -123,6 +123,12 @@ struct SlurmWatcher::Job {
   std::optional<internal::Clock::time_point> end_line_at;
   bool anomaly_seen = false;  // a cancel or out-of-memory line
 
+  // The silence clock: when the output last grew (unset until the job runs or prints),
+  // the bytes read of out and err then, and the last line that arrived.
+  std::optional<internal::Clock::time_point> output_grew_at;
+  std::uint64_t out_read = 0, err_read = 0;
+  std::string last_output_line;
+
   bool lost = false;
   // Contact was lost after the job printed its end line: judged from its output alone.
   bool judged_unconfirmed = false;

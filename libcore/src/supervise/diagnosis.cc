@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <climits>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -178,6 +179,17 @@ namespace {
 void AddStatusFindings(const DiagnosisInput& in, std::vector<std::string>* findings) {
   switch (in.status) {
     case RunStatus::kHangDetected: {
+      if (in.silence_timeout_seconds > 0) {
+        findings->push_back(
+            "No output for " + FormatSeconds(in.silence_timeout_seconds) +
+            " (--silence-timeout): the job was stopped as hung. A deadlock (GPU/NCCL, a "
+            "collective waiting for a rank that died or never started), a stuck download or "
+            "a prompt waiting for input is likely; the log's last lines show where it stopped" +
+            (in.log_file.empty() ? std::string() : " (" + in.log_file + ")") +
+            ". Raise --silence-timeout if the job legitimately works that long without "
+            "printing.");
+        break;
+      }
       const std::string* line = FindLine({&in.log_tail, &in.log_head}, "hang detected");
       findings->push_back(
           "'hang detected' in the log: GPU/NCCL deadlock likely. The job was terminated "
@@ -366,6 +378,10 @@ void Diagnose(RunResult* result, const JobSpec& spec) {
   in.container_oom = detail("oom_killed") == "true";
   in.memory_limit = detail("memory_limit");
   in.pending_reason = detail("pending_reason");
+  if (std::optional<long long> silence =
+          ParseInteger(detail("silence_timeout_seconds"), 1, INT_MAX)) {
+    in.silence_timeout_seconds = static_cast<int>(*silence);
+  }
 
   std::uint64_t size = 0;
   std::string head;

@@ -34,6 +34,8 @@ struct DiagnosisInput {
   std::vector<std::string> errors;     // RunResult::errors and reason: ssh, srun, docker
   std::string reason;
   int monitor_timeout_seconds = 0;
+  // HANG_DETECTED by the silence timeout (details["silence_timeout_seconds"]); 0: not so.
+  int silence_timeout_seconds = 0;
   std::string time_limit;      // Slurm walltime, when one applied
   std::string job_id;          // Slurm job id, for the sacct hint
   bool container_oom = false;  // the container runtime reported an OOM kill

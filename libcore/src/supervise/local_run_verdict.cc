@@ -21,6 +21,20 @@ constexpr std::size_t kBuiltinCount = sizeof(kBuiltinPatterns) / sizeof(kBuiltin
 const char kHangDiagnosis[] =
     "A hang was reported: GPU/NCCL deadlock likely; check the log context before the line.";
 
+const char kSilenceDiagnosis[] =
+    "The job printed nothing for its --silence-timeout and was stopped as hung; the last "
+    "line shows where it stopped.";
+
+}  // namespace
+
+std::string SilenceReason(int seconds, const std::string& last_line) {
+  return "no output for " + std::to_string(seconds) + "s" +
+         (last_line.empty() ? std::string(" (nothing was printed)")
+                            : " (last line: " + QuotedLogLine(last_line) + ")");
+}
+
+namespace {
+
 // The verdict of a job the supervisor stopped; false when it was not stopped.
 bool JudgeStopped(const LocalRunEvidence& e, RunResult* result) {
   const PatternMatch* hang = e.findings.hang;
@@ -50,6 +64,13 @@ bool JudgeStopped(const LocalRunEvidence& e, RunResult* result) {
                        QuotedLogLine(hang ? hang->line : std::string("hang detected")) + "; " +
                        e.stopped_how;
       result->diagnosis = kHangDiagnosis;
+      return true;
+    case StopReason::kSilence:
+      result->status = RunStatus::kHangDetected;
+      result->reason =
+          SilenceReason(e.silence_timeout_seconds, e.last_output_line) + "; " + e.stopped_how;
+      result->diagnosis = kSilenceDiagnosis;
+      result->details["silence_timeout_seconds"] = std::to_string(e.silence_timeout_seconds);
       return true;
     case StopReason::kNone:
     case StopReason::kLeftovers:

@@ -45,6 +45,9 @@ struct LocalRunEvidence {
   // A cancelled run's diagnosis says nothing is left running.
   bool nothing_left_running = false;
   int monitor_timeout_seconds = 0;
+  // stop kSilence: the silence timeout, and the last line the log held then.
+  int silence_timeout_seconds = 0;
+  std::string last_output_line;
   // How the command ended; both empty: unknown (the caller judges that case itself).
   std::optional<int> exit_code;
   std::optional<int> signal;
@@ -52,12 +55,18 @@ struct LocalRunEvidence {
   LocalLogFindings findings;
 };
 
-// Sets status, reason, diagnosis, cancelled_by/user_interrupt, and adds notes when the log
-// contradicts a zero exit. Does not touch exit_code/signal or anything else.
+// Sets status, reason, diagnosis, cancelled_by/user_interrupt, details
+// ["silence_timeout_seconds"] for a job the silence timeout stopped, and adds notes when
+// the log contradicts a zero exit. Does not touch exit_code/signal or anything else.
 TRTLLM_RUN_API void JudgeLocalRun(const LocalRunEvidence& evidence, RunResult* result);
 
 // The quoted form of a log line in reasons: cut to 300 bytes.
 TRTLLM_RUN_API std::string QuotedLogLine(const std::string& line);
+
+// The reason of a job stopped for printing nothing for `seconds`: "no output for 90s
+// (last line: \"...\")", or "(nothing was printed)" without a last line. Shared with the
+// Slurm verdicts.
+TRTLLM_RUN_API std::string SilenceReason(int seconds, const std::string& last_line);
 
 }  // namespace trtllm_run
 

@@ -28,6 +28,7 @@ class Loop {
     if (options.monitor_timeout_seconds > 0) {
       deadline_ = options.started + std::chrono::seconds(options.monitor_timeout_seconds);
     }
+    last_output_ = Clock::now();
   }
   SupervisionOutcome Run();
 
@@ -38,11 +39,15 @@ class Loop {
   void Wait(Clock::time_point now);
   void Follow();
   void DrawProgress();
+  // When the silence timeout stops the job if nothing more arrives; none when it is off.
+  std::optional<Clock::time_point> SilenceDeadline() const;
+  std::string LastLogLine() const;
 
   SupervisedJob* job_;
   const SupervisorOptions& options_;
   SupervisionOutcome outcome_;
   std::optional<Clock::time_point> deadline_;
+  Clock::time_point last_output_;  // the last poll that read new bytes, or Supervise()'s start
   std::optional<Clock::time_point> stop_at_, escalated_at_;
   Clock::time_point exit_at_;
   bool follow_error_reported_ = false;
@@ -69,7 +74,7 @@ SupervisionOutcome Loop::Run() {
 }
 
 // Cancellation first, then a hang already read (it counts before a deadline that just
-// passed), then the monitor timeout.
+// passed), then the silence timeout, then the monitor timeout.
 void Loop::CheckTriggers(Clock::time_point now) {
   if (outcome_.exit || outcome_.stop != StopReason::kNone) return;
   StopReason reason = StopReason::kNone;
@@ -84,6 +89,11 @@ void Loop::CheckTriggers(Clock::time_point now) {
   } else if (hang) {
     reason = StopReason::kHang;
     why = "\"hang detected\" in the log";
+  } else if (std::optional<Clock::time_point> silent = SilenceDeadline();
+             silent && now >= *silent) {
+    reason = StopReason::kSilence;
+    outcome_.last_output_line = LastLogLine();
+    why = "no output for " + std::to_string(options_.silence_timeout_seconds) + "s";
   } else if (deadline_ && now >= *deadline_) {
     reason = StopReason::kTimeout;
     why = "monitor timeout of " + std::to_string(options_.monitor_timeout_seconds) + "s reached";
@@ -135,6 +145,10 @@ void Loop::Wait(Clock::time_point now) {
   if (deadline_ && outcome_.stop == StopReason::kNone) {
     wait = std::min(wait, Seconds(*deadline_ - now));
   }
+  if (std::optional<Clock::time_point> silent = SilenceDeadline();
+      silent && outcome_.stop == StopReason::kNone) {
+    wait = std::min(wait, Seconds(*silent - now));
+  }
   if (stop_at_ && !escalated_at_) {
     wait = std::min(wait, options_.kill_grace_seconds - Seconds(now - *stop_at_));
   }
@@ -152,6 +166,21 @@ void Loop::Follow() {
     outcome_.errors.push_back(polled.status().ToString());
   }
   if (polled.ok() && polled->restarted) outcome_.notes.push_back(polled->note);
+  if (polled.ok() && (polled->new_bytes > 0 || polled->restarted)) last_output_ = Clock::now();
+}
+
+std::optional<Clock::time_point> Loop::SilenceDeadline() const {
+  if (options_.silence_timeout_seconds <= 0 || !options_.follower) return std::nullopt;
+  return last_output_ + std::chrono::seconds(options_.silence_timeout_seconds);
+}
+
+std::string Loop::LastLogLine() const {
+  if (!options_.follower) return "";
+  std::vector<std::string> tail = options_.follower->Tail();
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
+    if (it->find_first_not_of(" \t\r") != std::string::npos) return *it;
+  }
+  return "";
 }
 
 void Loop::DrawProgress() {
@@ -160,15 +189,7 @@ void Loop::DrawProgress() {
   snapshot.state = outcome_.stop == StopReason::kNone ? options_.state : "stopping";
   snapshot.elapsed_seconds = Seconds(Clock::now() - options_.started);
   snapshot.time_limit_seconds = options_.monitor_timeout_seconds;
-  if (options_.follower) {
-    std::vector<std::string> tail = options_.follower->Tail();
-    for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
-      if (it->find_first_not_of(" \t\r") != std::string::npos) {
-        snapshot.last_line = *it;
-        break;
-      }
-    }
-  }
+  snapshot.last_line = LastLogLine();
   options_.progress->SetJob(job_->Label());
   options_.progress->Update(snapshot);
 }

@@ -1,7 +1,8 @@
 // Supervise(): the one supervision loop for a job that runs while this process watches
 // it: a process group on this host, a container's `docker run` client, a script on a
 // login node that runs steps of a held Slurm allocation. It follows the output, stops the
-// job on cancellation, on "hang detected" in its log or at its monitor timeout, gives the
+// job on cancellation, on "hang detected" in its log, when its log grew by no byte for the
+// silence timeout, or at its monitor timeout, gives the
 // stop its grace before the hard stop, and draws the live progress line. What differs
 // between the jobs (how to stop, what "gone" means) is the SupervisedJob's; the loop and
 // its timing are the same for all.
@@ -30,6 +31,7 @@ enum class StopReason {
   kCancel,     // the cancellation token fired
   kHang,       // "hang detected" in its log
   kTimeout,    // the monitor timeout passed
+  kSilence,    // its log grew by no byte for the silence timeout
   kLeftovers,  // it ended, but processes it started were still running
 };
 
@@ -76,8 +78,12 @@ class TRTLLM_RUN_API SupervisedJob {
 struct SupervisorOptions {
   CancellationToken* cancel = nullptr;  // null: never cancelled
   int monitor_timeout_seconds = 0;      // 0: none
-  double kill_grace_seconds = 30;       // BeginStop -> Escalate
-  double give_up_seconds = 3;           // Escalate -> GiveUp
+  // No new byte in the followed log for this long, counted from the call to Supervise()
+  // (not `started`: a held allocation's run started before its step did) and from each
+  // poll that read new bytes -> StopReason::kSilence. 0, or no follower: none.
+  int silence_timeout_seconds = 0;
+  double kill_grace_seconds = 30;  // BeginStop -> Escalate
+  double give_up_seconds = 3;      // Escalate -> GiveUp
   // The longest sleep when the job has no exit fd (a remote script): its end is polled.
   double poll_interval_seconds = 0.5;
   // The longest sleep after the leader ended or while stopping (draining, reaping).
@@ -98,6 +104,9 @@ struct SupervisionOutcome {
   bool escalated = false;  // the hard stop was needed
   bool gave_up = false;    // GiveUp() was called
   std::optional<ProcessExit> exit;
+  // stop kSilence: the last line with text the log held when the silence was judged; ""
+  // when it held none.
+  std::string last_output_line;
   // Log follow errors (once) and notes (the log was truncated or replaced).
   std::vector<std::string> errors;
   std::vector<std::string> notes;

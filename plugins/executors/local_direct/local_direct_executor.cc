@@ -2,8 +2,9 @@
 // command with `bash -c` (custom commands: `bash -u -o pipefail -c`, as on every
 // executor) on this host, in the repo root, with custom_env exported, no container. Its
 // merged output goes to the terminal and to <work_dir>/<model>_local.log as it arrives.
-// Enforces monitor_timeout_seconds (TIMEOUT) and hang detection ("hang
-// detected" in the log -> HANG_DETECTED), and on every ending (verdict, cancel) leaves no
+// Enforces monitor_timeout_seconds (TIMEOUT), hang detection ("hang
+// detected" in the log -> HANG_DETECTED) and silence_timeout_seconds (no output for that
+// long -> HANG_DETECTED), and on every ending (verdict, cancel) leaves no
 // process of the command running: its process group, and the children that left it
 // (setsid) or lost their parent (double forks), found through this process being a child
 // subreaper and the TRTLLM_RUN_WORK_DIR marker every job process inherits (workdir.h).
@@ -122,6 +123,7 @@ class LocalDirectExecutor : public Executor {
     spec->shell_options = plan.launch.shell_options;
     spec->custom_env = plan.env;
     spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
+    spec->silence_timeout_seconds = plan.silence_timeout_seconds;
     spec->success_patterns = plan.success_patterns;
     spec->failure_patterns = plan.failure_patterns;
     spec->required_devices = plan.required_devices;
@@ -279,11 +281,15 @@ RunResult Run::Go() {
       "; log " + spec_.log_file +
       (spec_.monitor_timeout_seconds > 0
            ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
+           : "") +
+      (spec_.silence_timeout_seconds > 0
+           ? "; silence timeout " + std::to_string(spec_.silence_timeout_seconds) + "s"
            : ""));
 
   SupervisorOptions supervision;
   supervision.cancel = context_.cancel;
   supervision.monitor_timeout_seconds = spec_.monitor_timeout_seconds;
+  supervision.silence_timeout_seconds = spec_.silence_timeout_seconds;
   supervision.kill_grace_seconds = std::max(0, context_.kill_grace_seconds);
   supervision.give_up_seconds = kKillWaitSeconds;
   supervision.poll_interval_seconds = context_.poll_interval_seconds;
@@ -412,6 +418,8 @@ void Run::Judge(const SupervisionOutcome& outcome) {
   evidence.cancel_stopped_how = "the command's process group was stopped with " + killed_how;
   evidence.nothing_left_running = true;
   evidence.monitor_timeout_seconds = spec_.monitor_timeout_seconds;
+  evidence.silence_timeout_seconds = spec_.silence_timeout_seconds;
+  evidence.last_output_line = outcome.last_output_line;
   evidence.findings = FindLocalLogFindings(follower_->scanner(), spec_.failure_patterns.size());
   if (outcome.exit) {
     evidence.exit_code = outcome.exit->exit_code;

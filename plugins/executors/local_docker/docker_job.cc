@@ -57,7 +57,8 @@ struct PhaseOutcome {
   std::string spawn_error;
   StopReason stop = StopReason::kNone;
   int cancel_signal = 0;
-  bool killed = false;  // docker kill (or SIGKILL of the client) was needed
+  std::string last_output_line;  // stop kSilence: the log's last line then
+  bool killed = false;           // docker kill (or SIGKILL of the client) was needed
   std::optional<ProcessExit> client_exit;
   // From docker inspect, before the container was removed.
   bool inspected = false;
@@ -355,6 +356,9 @@ PhaseOutcome DockerJob::RunPhase(const std::string& script, const std::string& c
       "; log " + log_path +
       (spec_.monitor_timeout_seconds > 0
            ? "; monitor timeout " + std::to_string(spec_.monitor_timeout_seconds) + "s"
+           : "") +
+      (spec_.silence_timeout_seconds > 0
+           ? "; silence timeout " + std::to_string(spec_.silence_timeout_seconds) + "s"
            : ""));
 
   const double grace = std::max(0, context_.kill_grace_seconds);
@@ -365,6 +369,7 @@ PhaseOutcome DockerJob::RunPhase(const std::string& script, const std::string& c
   SupervisorOptions supervision;
   supervision.cancel = context_.cancel;
   supervision.monitor_timeout_seconds = spec_.monitor_timeout_seconds;
+  supervision.silence_timeout_seconds = spec_.silence_timeout_seconds;
   supervision.kill_grace_seconds = grace;
   supervision.give_up_seconds = kStopSlackSeconds;
   supervision.poll_interval_seconds = context_.poll_interval_seconds;
@@ -381,6 +386,7 @@ PhaseOutcome DockerJob::RunPhase(const std::string& script, const std::string& c
   pump.Close();
   outcome.stop = supervised.stop;
   outcome.cancel_signal = supervised.cancel_signal;
+  outcome.last_output_line = supervised.last_output_line;
   outcome.client_exit = supervised.exit;
   outcome.log_bytes_written = pump.log_bytes_written();
   outcome.errors.insert(outcome.errors.end(), supervised.errors.begin(), supervised.errors.end());
@@ -540,6 +546,8 @@ void DockerJob::Judge(const PhaseOutcome& outcome) {
                          (outcome.killed ? ", then docker kill" : "") + "; container " +
                          (outcome.removed ? "removed" : "NOT removed");
   evidence.monitor_timeout_seconds = spec_.monitor_timeout_seconds;
+  evidence.silence_timeout_seconds = spec_.silence_timeout_seconds;
+  evidence.last_output_line = outcome.last_output_line;
   evidence.exit_code = code;
   evidence.where = " in container " + name;
   evidence.findings = found;

@@ -219,6 +219,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   spec->shell_options = plan.launch.shell_options;
   spec->custom_env = plan.env;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
+  spec->silence_timeout_seconds = plan.silence_timeout_seconds;
   spec->success_patterns = plan.success_patterns;
   spec->failure_patterns = plan.failure_patterns;
   spec->required_devices = plan.required_devices;

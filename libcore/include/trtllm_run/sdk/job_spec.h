@@ -49,6 +49,9 @@ struct JobSpec {
   std::vector<EnvVar> custom_env;
   int monitor_timeout_seconds = 3600;
   int max_pending_seconds = 0;  // Slurm: the longest wait in the queue; 0: no bound
+  // No new byte of job output (every node's and step's) for this long stops the job as a
+  // hang (HANG_DETECTED); on Slurm counted from when it runs. 0: off.
+  int silence_timeout_seconds = 0;
   std::vector<std::string> success_patterns;
   std::vector<std::string> failure_patterns;
 

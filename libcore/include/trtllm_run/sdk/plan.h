@@ -127,7 +127,9 @@ struct JobPlan {
 
   int monitor_timeout_seconds = 3600;
   int max_pending_seconds = 0;  // the longest wait in a scheduler's queue; 0: no bound
-  std::string repo_root;        // absolute
+  // No new byte of the job's output for this long stops it (HANG_DETECTED); 0: off.
+  int silence_timeout_seconds = 0;
+  std::string repo_root;  // absolute
 
   LaunchFacts launch;
 

@@ -20,7 +20,8 @@
 // 7: JobPlan::launch (LaunchFacts: layout, names, patterns, perf inputs, after_placement),
 //    JobSpec::shell_options; CaseRequest/JobPlan/JobSpec max_pending; CaseRequest SSH
 //    fields (ssh_port, identity, ssh_option).
-#define TRTLLM_RUN_PLUGIN_API_VERSION 7
+// 8: CaseRequest/JobPlan/JobSpec silence_timeout.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 8
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

@@ -51,8 +51,9 @@ TRTLLM_RUN_API Result<std::vector<std::string>> SplitShellWords(std::string_view
 TRTLLM_RUN_API Result<std::vector<EnvVar>> ParseEnvAssignments(std::string_view text,
                                                                std::string_view field);
 
-// monitor_timeout to seconds: "1h", "30m", "3600s", "HH:MM:SS", or a bare number of
-// seconds. Must be > 0. Errors name the value and the accepted forms.
+// monitor_timeout to seconds: "1h", "30m", "3600s", "1h30m" (units h, m, s in that order,
+// each once), "HH:MM:SS", or a bare number of seconds. Must be > 0. Errors name the value and the
+// accepted forms.
 TRTLLM_RUN_API Result<int> ParseDurationSeconds(std::string_view text, std::string_view field);
 
 // Model name for job and directory names: the last path component, lower-cased, every
