@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli_harness.h"
@@ -56,8 +57,12 @@ enum class RankBehaviour { kPass, kFailRank3, kHangOnGpunode2 };
 // prints its rank and node (pytest -s from the defs' pytest.ini), and a submit.py whose
 // srun has no pyxis or --mpi flags.
 struct TwoNodeRepo {
-  explicit TwoNodeRepo(RankBehaviour behaviour) : dir("trtllm_multinode") {
-    path = dir.path() + "/TensorRT-LLM";
+  // `parent`: where the copy goes ("": a directory of its own).
+  explicit TwoNodeRepo(RankBehaviour behaviour, const std::string& parent = "")
+      : dir("trtllm_multinode") {
+    path = (parent.empty() ? dir.path() : parent + "/" + fs::path(dir.path()).filename().string()) +
+           "/TensorRT-LLM";
+    fs::create_directories(fs::path(path).parent_path());
     fs::copy(Fixture("trtllm"), path, fs::copy_options::recursive);
     WriteTextFile(path + "/tests/scripts/perf-sanity/aggregated/two_node_test.yaml",
                   "hardware:\n"
@@ -176,15 +181,30 @@ void CheckBothNodesSeen(const std::string& log) {
   CHECK(on_gpunode2 == 2);
 }
 
+// Cancels, at the end of the scope, the held allocations and requests (job name
+// trtllm-run-held) whose working directory lies under `dir`: a failing check must not
+// leave them holding or queueing for the test cluster's nodes.
+class HeldJobsCleanup {
+ public:
+  explicit HeldJobsCleanup(std::string dir) : dir_(std::move(dir)) {}
+  ~HeldJobsCleanup() {
+    Shell("squeue -h -n trtllm-run-held -o '%i %Z' | awk -v d='" + dir_ +
+          "' 'index($2, d) == 1 {print $1}' | xargs -r scancel");
+  }
+
+ private:
+  std::string dir_;
+};
+
 }  // namespace
 
 TEST_CASE("multinode: partition multi runs one srun across localhost and gpunode2",
           "[slurm][multinode]") {
   EnsureSlurm();
   int status = 0;
-  std::string out = Shell(
-      "timeout 60 srun -p multi -N2 --ntasks-per-node=1 -l bash -c 'echo $SLURMD_NODENAME' 2>&1",
-      &status);
+  // --time: a job without one would wait for any reservation ahead on the nodes.
+  const std::string srun = "timeout 150 srun -p multi -N2 --ntasks-per-node=1 --time=1 -l";
+  std::string out = Shell(srun + " bash -c 'echo $SLURMD_NODENAME' 2>&1", &status);
   INFO(out);
   CHECK(status == 0);
   // Which node gets rank 0 is Slurm's choice; each gets one of the two.
@@ -249,8 +269,10 @@ TEST_CASE(
     "[slurm][multinode][perf]") {
   EnsureSlurm();
   TempDir state("trtllm_multinode_state");  // a private allocation state dir
+  TempDir repos("trtllm_multinode_held");
+  HeldJobsCleanup cleanup(repos.path());
   auto held_run = [&](RankBehaviour behaviour, Outcome* o) {
-    TwoNodeRepo repo(behaviour);
+    TwoNodeRepo repo(behaviour, repos.path());
     CliOptions options = PerfRun(repo, {"--persistent-mode", "true", "--alloc-time-limit", "15"});
     options.env = {{"XDG_RUNTIME_DIR", state.path()}};
     *o = RunPerf(repo, options);
@@ -366,15 +388,18 @@ CliOptions HeldCustomRun(const std::string& repo, const std::string& state,
   return options;
 }
 
-// A reservation on localhost that starts in 30 days (reason Reservation, which waiting
-// clears), deleted at the end of the scope.
+// A reservation on localhost that starts in 45 days (reason Reservation, which waiting
+// clears), deleted at the end of the scope (after the jobs waiting for it are cancelled:
+// Slurm keeps a reservation that jobs wait for). OVERLAP: other tests' reservations on
+// the node do not refuse it.
 class FutureReservation {
  public:
   FutureReservation() : name_("trtllm_held_pending_" + std::to_string(::getpid())) {
     int status = 0;
-    std::string out = Shell("scontrol create reservation ReservationName=" + name_ +
-                                " StartTime=now+30days Duration=10 Users=root Nodes=localhost 2>&1",
-                            &status);
+    std::string out =
+        Shell("scontrol create reservation ReservationName=" + name_ +
+                  " StartTime=now+45days Duration=10 Users=root Nodes=localhost Flags=OVERLAP 2>&1",
+              &status);
     INFO(out);
     REQUIRE(status == 0);
   }
@@ -394,6 +419,7 @@ TEST_CASE(
   EnsureSlurm();
   TempDir repo("trtllm_held_pending");
   TempDir state("trtllm_held_pending_state");
+  HeldJobsCleanup cleanup(repo.path());
   CliRun run = RunCli(
       HeldCustomRun(repo.path(), state.path(),
                     {"--partition", "maint", "--slurm-env", SlurmEnvWithMaintUp(repo.path())}));
@@ -433,6 +459,7 @@ TEST_CASE(
   FutureReservation reservation;
   TempDir repo("trtllm_held_pending");
   TempDir state("trtllm_held_pending_state");
+  HeldJobsCleanup cleanup(repo.path());
   CliOptions options =
       HeldCustomRun(repo.path(), state.path(), {"--partition", "batch", "--max-pending", "5s"});
   options.env.push_back({"SALLOC_RESERVATION", reservation.name()});
