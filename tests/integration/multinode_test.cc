@@ -44,9 +44,7 @@ std::string Detail(const rapidjson::Document& doc, const char* key) {
 }
 
 std::string Fixture(const std::string& name) {
-  return (fs::path(__FILE__).parent_path().parent_path() / "fixtures" / name)
-      .lexically_normal()
-      .string();
+  return (fs::path(SourceDir()) / "tests" / "fixtures" / name).lexically_normal().string();
 }
 
 // What each rank's pytest does besides printing where it runs.
