@@ -1,6 +1,9 @@
 // Helpers of the Slurm integration tests (local_slurm_test.cc, remote_slurm_test.cc):
 // the services, job specs and batch scripts of the rendered shape, and what the real
 // scheduler says about a job. Header-only: the integration binary globs *_test.cc.
+// The cluster trtllm-test (tests/services/slurm.sh): nodes `localhost` and `gpunode2`
+// (2 fake GPUs each) and `cpunode` (none); partition `multi` holds both GPU nodes for
+// 2-node jobs (multinode_test.cc), every other partition one node.
 #ifndef TRTLLM_RUN_TESTS_INTEGRATION_SLURM_TEST_UTIL_H_
 #define TRTLLM_RUN_TESTS_INTEGRATION_SLURM_TEST_UTIL_H_
 

@@ -1,20 +1,25 @@
 #!/bin/bash
 # Real Slurm 22.05 clusters on this host for the test suite (Debian 12, root, no systemd).
 #
-#   tests/services/slurm.sh ensure   start both clusters unless they already answer (idempotent)
+#   tests/services/slurm.sh ensure   start both clusters unless they already answer (idempotent);
+#                                    a running trtllm-test from before gpunode2 existed is
+#                                    upgraded: its config rewritten, its slurmctld and slurmds
+#                                    restarted (queue and running jobs kept)
 #   tests/services/slurm.sh stop     stop every daemon this script started (by PID file)
 #   tests/services/slurm.sh status   exit 0 when both clusters answer
 #
 # Cluster "trtllm-test" (default SLURM_CONF=/etc/slurm/slurm.conf): accounting through
-# slurmdbd + MariaDB; nodes `localhost` (2 fake GPUs as gres gpu:2, /dev/fakegpu*) and
-# `cpunode` (no gres; a second slurmd); memory enforcement (OverMemoryKill) so a step
-# over its --mem ends OUT_OF_MEMORY. Partitions, in sinfo order:
+# slurmdbd + MariaDB; nodes `localhost` (2 fake GPUs as gres gpu:2, /dev/fakegpu[0-1]),
+# `cpunode` (no gres; a second slurmd, 127.0.0.2) and `gpunode2` (a third slurmd,
+# 127.0.0.3, like localhost: 2 fake GPUs, /dev/fakegpu[2-3]); memory enforcement
+# (OverMemoryKill) so a step over its --mem ends OUT_OF_MEMORY. Partitions, in sinfo order:
 #   maint          State=DOWN                    localhost
 #   restricted     AllowAccounts=proj2           localhost
 #   batch-backfill                               localhost
 #   debug          MaxTime=02:00:00              localhost
 #   batch          Default=YES                   localhost
 #   cpu                                          cpunode   (gres "(null)")
+#   multi                                        localhost,gpunode2 (2-node jobs: srun -N2)
 # Accounts research and proj2. Users: root (default research, also proj2), sshtest and
 # slurmpw (default research), noassoc (a local user with no association).
 # MinJobAge=20: finished jobs leave squeue after ~20 s.
@@ -79,7 +84,7 @@ node_facts() {  # CPUs, topology and memory slurmd detects, minus headroom
   NCPU=$(nproc)
   TOPO=$(slurmd -C | head -1 | grep -o 'Boards=.*ThreadsPerCore=[0-9]*')
   MEM=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
-  MEM=$(( (MEM - 1024) / 3 ))  # three slurmd share this host's memory
+  MEM=$(( (MEM - 1024) / 3 ))  # a share of this host's memory per slurmd (declared only)
 }
 
 common_conf() {  # $1 cluster name, $2 ctld port, $3 state dir suffix, $4 MinJobAge
@@ -196,19 +201,25 @@ JobCompType=jobcomp/none
 # returns it for any name and reports the next node as a duplicate.
 NodeName=cpunode NodeHostname=cpunode NodeAddr=127.0.0.2 Port=6816 CPUs=$NCPU $TOPO RealMemory=$MEM State=UNKNOWN
 NodeName=localhost NodeHostname=localhost NodeAddr=127.0.0.1 Port=6818 CPUs=$NCPU $TOPO RealMemory=$MEM Gres=gpu:$GPUS State=UNKNOWN
+NodeName=gpunode2 NodeHostname=gpunode2 NodeAddr=127.0.0.3 Port=6815 CPUs=$NCPU $TOPO RealMemory=$MEM Gres=gpu:$GPUS State=UNKNOWN
 PartitionName=maint Nodes=localhost State=DOWN MaxTime=INFINITE
 PartitionName=restricted Nodes=localhost AllowAccounts=proj2 MaxTime=INFINITE State=UP
 PartitionName=batch-backfill Nodes=localhost MaxTime=INFINITE State=UP
 PartitionName=debug Nodes=localhost MaxTime=02:00:00 State=UP
 PartitionName=batch Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 PartitionName=cpu Nodes=cpunode MaxTime=INFINITE State=UP
+PartitionName=multi Nodes=localhost,gpunode2 MaxTime=INFINITE State=UP
 EOF
   } >"$MAIN_CONF"
-  for i in $(seq 0 $((GPUS - 1))); do
+  # localhost's GPUs are /dev/fakegpu0..GPUS-1, gpunode2's the next GPUS.
+  for i in $(seq 0 $((2 * GPUS - 1))); do
     [[ -e /dev/fakegpu$i ]] || mknod -m 666 "/dev/fakegpu$i" c 195 "$i"
   done
   # File-less gres entries are dropped by slurmd; fake character devices (never opened) work.
-  echo "NodeName=localhost Name=gpu File=/dev/fakegpu[0-$((GPUS - 1))] AutoDetect=off" >/etc/slurm/gres.conf
+  {
+    echo "NodeName=localhost Name=gpu File=/dev/fakegpu[0-$((GPUS - 1))] AutoDetect=off"
+    echo "NodeName=gpunode2 Name=gpu File=/dev/fakegpu[$GPUS-$((2 * GPUS - 1))] AutoDetect=off"
+  } >/etc/slurm/gres.conf
   rm -f /etc/slurm/cgroup.conf  # 22.05 has no "disabled" cgroup plugin; none is used here
 }
 
@@ -291,6 +302,48 @@ fault_ensure() {
   exit 1
 }
 
+add_host_names() {  # cpunode and gpunode2 are more slurmds on this host; Slurm wants distinct names
+  grep -qE '^127\.0\.0\.2[[:space:]].*\bcpunode\b' /etc/hosts || echo "127.0.0.2 cpunode" >>/etc/hosts
+  grep -qE '^127\.0\.0\.3[[:space:]].*\bgpunode2\b' /etc/hosts || echo "127.0.0.3 gpunode2" >>/etc/hosts
+}
+
+start_main_slurmds() {
+  slurmd -N localhost
+  slurmd -N cpunode
+  slurmd -N gpunode2
+}
+
+wait_main_nodes() {  # nodes can register one after another: wait until every node is usable
+  for _ in $(seq 150); do
+    [[ $(timeout 10 sinfo -h -N -o '%T' 2>/dev/null | grep -cvE '^(idle|mixed|allocated)') -eq 0 ]] &&
+      answers "$MAIN_CONF" && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+main_is_current() {  # the running trtllm-test has the node the current config adds
+  timeout 10 scontrol show node gpunode2 >/dev/null 2>&1
+}
+
+upgrade_main() {  # a running trtllm-test with an older config: rewrite it, restart its daemons
+  echo "slurm.sh: trtllm-test has no node gpunode2: rewriting $MAIN_CONF, restarting its slurmctld and slurmds" >&2
+  add_host_names
+  write_main_conf
+  local node
+  for node in localhost cpunode gpunode2; do stop_pid "slurmd-$node"; done
+  stop_pid slurmctld
+  # Without -c the controller recovers its queue; slurmstepd outlives slurmd, so running
+  # jobs go on and the restarted slurmds find them again.
+  slurmctld
+  start_main_slurmds
+  if ! wait_main_nodes; then
+    echo "slurm.sh: trtllm-test did not come back with gpunode2; see /var/log/slurm/" >&2
+    sinfo -N >&2 || true
+    exit 1
+  fi
+}
+
 start() {
   export DEBIAN_FRONTEND=noninteractive
   local packages=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server)
@@ -309,15 +362,13 @@ start() {
   for user in sshtest slurmpw noassoc; do
     id "$user" >/dev/null 2>&1 || useradd -m -s /bin/bash "$user"
   done
-  # cpunode is a second slurmd on this host; Slurm wants a distinct host name for it.
-  grep -qE '^127\.0\.0\.2[[:space:]].*\bcpunode\b' /etc/hosts || echo "127.0.0.2 cpunode" >>/etc/hosts
+  add_host_names
   write_main_conf
   write_noacct_conf
   start_accounting
   mkdir -p /var/spool/slurmctld /var/spool/slurmctld-noacct
   slurmctld -c
-  slurmd -N localhost
-  slurmd -N cpunode
+  start_main_slurmds
   SLURM_CONF=$NOACCT_CONF slurmctld -c
   SLURM_CONF=$NOACCT_CONF slurmd -N localhost
   for _ in $(seq 150); do
@@ -329,16 +380,16 @@ start() {
     tail -n 20 /var/log/slurm/*.log >&2 || true
     exit 1
   fi
-  # Nodes can register before the second one: wait until every node is usable.
-  for _ in $(seq 100); do
-    [[ $(sinfo -h -N -o '%T' | grep -cvE '^(idle|mixed|allocated)') -eq 0 ]] && break
-    sleep 0.2
-  done
+  wait_main_nodes || true
 }
 
 case ${1:-ensure} in
   ensure)
-    status || start
+    if status; then
+      main_is_current || upgrade_main
+    else
+      start
+    fi
     echo "slurm: trtllm-test (SLURM_CONF=$MAIN_CONF), trtllm-noacct (SLURM_CONF=$NOACCT_CONF)"
     ;;
   start) start ;;

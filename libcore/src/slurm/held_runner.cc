@@ -40,6 +40,7 @@ class LocalRunner : public HeldRunner {
                    {"SLURM_JOBID", allocation_id_},
                    {"SLURM_JOB_NAME", job_name},
                    WorkDirMarker(work_dir_)};  // what `trtllm-run cancel` checks
+    options.env.insert(options.env.end(), job_env_.begin(), job_env_.end());
     Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
     if (!spawned.ok()) return spawned.status();
     child_ = std::move(spawned.value());
@@ -96,9 +97,11 @@ class RemoteRunner : public HeldRunner {
         "</dev/null >/dev/null 2>&1 &\n"
         "echo $!\n";
     TRTLLM_RUN_RETURN_IF_ERROR(pump_.Open());
-    Result<CommandOutput> out = scenario_->Run({"bash", "-c", kLaunch, "trtllm-run-held", dir_,
-                                                allocation_id_, job_name, script_, remote_log_},
-                                               "");
+    std::vector<std::string> argv = {"env"};
+    for (const EnvVar& var : job_env_) argv.push_back(var.name + "=" + var.value);
+    argv.insert(argv.end(), {"bash", "-c", kLaunch, "trtllm-run-held", dir_, allocation_id_,
+                             job_name, script_, remote_log_});
+    Result<CommandOutput> out = scenario_->Run(argv, "");
     if (!out.ok()) return out.status();
     pid_ = std::atoi(out->stdout_text.c_str());
     if (out->exit_code != 0 || pid_ <= 0) {

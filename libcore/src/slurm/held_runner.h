@@ -15,6 +15,7 @@
 #include "slurm/slurm_client.h"
 #include "supervise/progress.h"
 #include "supervise/supervisor.h"
+#include "trtllm_run/sdk/plan.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 #include "trtllm_run/workdir.h"
@@ -59,9 +60,14 @@ class HeldRunner : public SupervisedJob {
   bool GiveUp() override { return true; }  // reported: the action is not confirmed
   std::string Label() const override { return "held allocation " + allocation_id_; }
   bool group_gone() const { return group_gone_; }
+  // Set before Start(): what the script gets besides SLURM_JOB_ID, as the batch step of a
+  // job of the allocation's shape would (SLURM_NTASKS, ...), so that its srun lines
+  // without sizing options run as many tasks as they would in a batch job.
+  void set_job_env(std::vector<EnvVar> env) { job_env_ = std::move(env); }
 
  protected:
   std::string allocation_id_;
+  std::vector<EnvVar> job_env_;
   ProgressReporter* progress_;
   bool group_gone_ = false;
 };

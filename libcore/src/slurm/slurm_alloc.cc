@@ -6,7 +6,6 @@
 // (alloc_time_limit), when a later run finds it idle for longer than its idle limit, or
 // with `trtllm-run release`.
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -31,6 +30,7 @@
 #include "os/ssh.h"
 #include "slurm/held_runner.h"
 #include "slurm/slurm_alloc.h"
+#include "slurm/slurm_alloc_wait.h"
 #include "slurm/slurm_internal.h"
 #include "slurm/slurm_records.h"
 #include "slurm/slurm_remote.h"
@@ -181,10 +181,13 @@ struct Acquired {
   std::vector<std::string> notes;
 };
 
-// salloc --no-shell; here interruptible by `cancel`, remotely through the scenario.
-// Returns the allocation's job id.
+// salloc --no-shell; here interruptible by `cancel` and withdrawn when it pends hopelessly
+// or past spec.max_pending_seconds (then `pending` says why), remotely through the
+// scenario. Returns the allocation's job id.
 Result<std::string> Allocate(const JobSpec& spec, const std::string& time_limit,
-                             const ExecContext& context, Scenario* scenario) {
+                             const ExecContext& context, SlurmClient* client,
+                             internal::SallocPendingStop* pending) {
+  Scenario* scenario = client->scenario();
   const SlurmParams params = spec.slurm_params.value_or(SlurmParams{});
   std::vector<std::string> argv = {
       "salloc",
@@ -198,47 +201,35 @@ Result<std::string> Allocate(const JobSpec& spec, const std::string& time_limit,
   if (!partition.empty()) argv.push_back("--partition=" + partition);
   if (!account.empty()) argv.push_back("--account=" + account);
   if (!params.gres.empty()) argv.push_back("--gres=" + params.gres);
-  std::string output;
-  std::optional<ProcessExit> exit;
   if (scenario->IsRemote()) {
     SlurmClientOptions waiting;
     waiting.command_timeout_seconds = 3600;  // salloc waits in the queue
-    SlurmClient client(scenario, waiting);
-    Result<CommandOutput> out = client.Run(argv);
+    SlurmClient queue_client(scenario, waiting);
+    Result<CommandOutput> out = queue_client.Run(argv);
     if (!out.ok()) return out.status().WithContext("salloc");
-    output = out->stdout_text + out->stderr_text;
-    exit = ProcessExit{out->exit_code >= 0 ? std::optional<int>(out->exit_code) : std::nullopt,
-                       out->signal ? std::optional<int>(out->signal) : std::nullopt};
-    return ParseGranted(output, exit->ToString());
+    std::string output = out->stdout_text + out->stderr_text;
+    ProcessExit exit{out->exit_code >= 0 ? std::optional<int>(out->exit_code) : std::nullopt,
+                     out->signal ? std::optional<int>(out->signal) : std::nullopt};
+    return ParseGranted(output, exit.ToString());
   }
-  ProcessOptions options;
-  options.argv = argv;
-  Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
-  if (!spawned.ok()) return spawned.status();
-  std::unique_ptr<ChildProcess> child = std::move(spawned.value());
-  bool interrupted = false;
-  while (!exit) {
-    pollfd fds[2] = {{child->output_fd(), POLLIN, 0},
-                     {context.cancel ? context.cancel->wait_fd() : -1, POLLIN, 0}};
-    ::poll(fds, 2, 200);
-    Result<ReadState> read = child->ReadOutput(&output);
-    (void)read;
-    if (context.cancel && context.cancel->cancelled() && !interrupted) {
-      interrupted = true;
-      child->SignalGroup(SIGINT);  // salloc withdraws the pending request
-    }
-    exit = child->TryWait();
+  const std::string prefix =
+      "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
+  Result<internal::SallocOutcome> outcome =
+      internal::RunLocalSalloc(argv, context, client, spec.max_pending_seconds, prefix);
+  if (!outcome.ok()) return outcome.status();
+  if (outcome->interrupted) {
+    return Status::ExecutionError("cancelled while waiting for the allocation");
   }
-  while (child->output_fd() >= 0) {
-    Result<ReadState> read = child->ReadOutput(&output);
-    if (!read.ok() || read.value() != ReadState::kData) break;
+  if (outcome->stop.action != SlurmAction::kNone) {
+    *pending = outcome->stop;
+    return Status::ExecutionError("the allocation request pended with reason " +
+                                  outcome->stop.reason + " and was withdrawn");
   }
-  if (interrupted) return Status::ExecutionError("cancelled while waiting for the allocation");
-  return ParseGranted(output, exit->ToString());
+  return ParseGranted(outcome->output, outcome->exit.ToString());
 }
 
 Result<Acquired> Acquire(const JobSpec& spec, const ExecContext& context, SlurmClient* client,
-                         const std::string& host) {
+                         const std::string& host, internal::SallocPendingStop* pending) {
   std::string dir = AllocationStateDir();
   std::error_code error;
   fs::create_directories(dir, error);
@@ -284,7 +275,7 @@ Result<Acquired> Acquire(const JobSpec& spec, const ExecContext& context, SlurmC
     }
     fs::remove(path, error);
   }
-  Result<std::string> job_id = Allocate(spec, time_limit, context, client->scenario());
+  Result<std::string> job_id = Allocate(spec, time_limit, context, client, pending);
   if (!job_id.ok()) return job_id.status();
   HeldAllocation& a = acquired.allocation;
   a.key = key;
@@ -372,6 +363,21 @@ SlurmAction ActionFor(StopReason stop) {
       break;
   }
   return SlurmAction::kNone;
+}
+
+// The sizing variables sbatch gives the batch step of a job of the allocation's shape
+// (Allocate's --nodes and --ntasks-per-node).
+std::vector<EnvVar> HeldJobEnv(const JobSpec& spec) {
+  const SlurmParams params = spec.slurm_params.value_or(SlurmParams{});
+  const std::string nodes = std::to_string(std::max(1, params.nodes));
+  const std::string per_node = std::to_string(std::max(1, params.ntasks_per_node));
+  const std::string tasks =
+      std::to_string(std::max(1, params.nodes) * std::max(1, params.ntasks_per_node));
+  return {{"SLURM_NNODES", nodes},
+          {"SLURM_JOB_NUM_NODES", nodes},
+          {"SLURM_NTASKS", tasks},
+          {"SLURM_NPROCS", tasks},
+          {"SLURM_NTASKS_PER_NODE", per_node}};
 }
 
 // What the script's log showed, for JudgeSlurmJob.
@@ -470,7 +476,13 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   }
   SlurmClient client(scenario);
   Say(context, prefix, "held allocation: looking for one to reuse");
-  Result<Acquired> acquired = Acquire(spec, context, &client, place.host);
+  SallocPendingStop pending;
+  Result<Acquired> acquired = Acquire(spec, context, &client, place.host, &pending);
+  if (!acquired.ok() && pending.action != SlurmAction::kNone) {
+    RunResult withdrawn = PendingAllocationResult(base, pending);
+    withdrawn.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    return withdrawn;
+  }
   if (!acquired.ok()) {
     if (context.cancel && context.cancel->cancelled()) {
       base.status = RunStatus::kCancelled;
@@ -507,6 +519,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
     runner = MakeLocalHeldRunner(allocation.job_id, &progress, place.script, place.run_dir, log,
                                  spec.work_dir, context.terminal);
   }
+  runner->set_job_env(HeldJobEnv(spec));
   Status launched = runner->Start(paths.job_name);
   if (!launched.ok()) return ErrorResult(base, launched.ToString(), "");
   RunState state = runner->State(NewRunState(name));

@@ -64,6 +64,11 @@ std::string FailingStep(const SlurmJobEvidence& e) {
   } else if (line) {
     text += ": exit code " + std::to_string(line->exit_code);
   }
+  // Which node and rank of a multi-task step failed first, as srun reported it.
+  if (std::optional<SrunTaskExit> task = ParseSrunTaskExit(e.task_exit_line)) {
+    text += (text.empty() ? "" : "; ") + task->tasks + " on node " + task->node +
+            " exited with exit code " + std::to_string(task->exit_code);
+  }
   return text;
 }
 

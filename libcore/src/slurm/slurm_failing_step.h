@@ -13,7 +13,8 @@ namespace trtllm_run {
 std::string ExitText(const SlurmExit& exit);
 
 // The first failing step of the job's step records and `[trtllm-run] step` lines, e.g.
-// "step run (49.1, bash, FAILED 3:0)"; "" when none failed.
+// "step run (49.1, bash, FAILED 3:0)", followed by the first task srun saw exit non-zero
+// ("; task 3 on node gpunode2 exited with exit code 1"); "" when none failed.
 std::string FailingStep(const SlurmJobEvidence& e);
 
 }  // namespace trtllm_run

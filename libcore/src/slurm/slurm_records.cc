@@ -18,6 +18,7 @@ const char kSacctFormat[] =
     "JobID,State,ExitCode,DerivedExitCode,Reason,Start,End,Elapsed,NodeList,JobName";
 const char kEndMarkerPattern[] = "[trtllm-run] job finished with exit code";
 const char kSlurmCancelledPattern[] = "CANCELLED AT";
+const char kSrunTaskExitPattern[] = ": Exited with exit code ";
 
 namespace {
 
@@ -350,6 +351,27 @@ std::optional<StepExitLine> ParseStepExitLine(std::string_view line) {
   return StepExitLine{std::string(rest.substr(0, middle)), *code};
 }
 
+std::optional<SrunTaskExit> ParseSrunTaskExit(std::string_view line) {
+  static constexpr std::string_view kPrefix = "srun: error: ";
+  std::size_t pos = line.find(kPrefix);
+  if (pos == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(pos + kPrefix.size());
+  std::size_t node_end = rest.find(": task");
+  std::size_t exit_at = rest.find(kSrunTaskExitPattern);
+  if (node_end == std::string_view::npos || exit_at == std::string_view::npos ||
+      exit_at < node_end) {
+    return std::nullopt;
+  }
+  std::optional<int> code = ParseInt(rest.substr(exit_at + sizeof(kSrunTaskExitPattern) - 1));
+  if (!code) return std::nullopt;
+  SrunTaskExit exit;
+  exit.node = std::string(Trim(rest.substr(0, node_end)));
+  exit.tasks = std::string(Trim(rest.substr(node_end + 2, exit_at - node_end - 2)));
+  exit.exit_code = *code;
+  if (exit.node.empty() || exit.node.find(' ') != std::string::npos) return std::nullopt;
+  return exit;
+}
+
 const std::vector<std::string>& SlurmOomPatterns() {
   static const std::vector<std::string> kPatterns = {
       "exceeded memory limit",      // slurmstepd, JobAcctGatherParams=OverMemoryKill (tested here)
@@ -395,6 +417,7 @@ std::vector<std::string> JobOutputPatterns(const std::vector<std::string>& failu
   patterns.insert(patterns.end(), oom.begin(), oom.end());
   patterns.insert(patterns.end(), failure.begin(), failure.end());
   patterns.insert(patterns.end(), success.begin(), success.end());
+  patterns.push_back(kSrunTaskExitPattern);
   return patterns;
 }
 
@@ -403,6 +426,7 @@ void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidence* evidence) {
   const std::size_t oom_count = SlurmOomPatterns().size();
   const std::size_t failure_begin = kOom + oom_count;
   const std::size_t success_begin = failure_begin + scan.failure_count;
+  const std::size_t task_exit = success_begin + scan.success_count;
   evidence->log_exists = scan.out_exists;
   evidence->log_bytes = scan.out_bytes;
   evidence->log_head = scan.out_head;
@@ -430,12 +454,13 @@ void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidence* evidence) {
     evidence->failure_pattern = m->pattern;
     evidence->failure_line = m->line;
   }
+  if (const PatternMatch* m = first(task_exit, task_exit + 1)) evidence->task_exit_line = m->line;
   evidence->success_pattern_count = scan.success_count;
   evidence->success_patterns_seen.clear();
   for (const PatternScanner* scanner : {scan.out, scan.err}) {
     if (scanner == nullptr) continue;
     for (const PatternMatch& match : scanner->matches()) {
-      if (match.pattern_index >= success_begin)
+      if (match.pattern_index >= success_begin && match.pattern_index < task_exit)
         evidence->success_patterns_seen.push_back(match.pattern);
     }
   }

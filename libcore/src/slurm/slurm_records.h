@@ -121,6 +121,17 @@ struct StepExitLine {
 };
 TRTLLM_RUN_API std::optional<StepExitLine> ParseStepExitLine(std::string_view line);
 
+// srun's line for tasks of a step that exited non-zero, which names where they ran:
+// "srun: error: gpunode2: task 3: Exited with exit code 1" -> {"gpunode2", "task 3", 1};
+// several tasks: "tasks 0-1". Only the exit-code form (not "Killed", "Terminated").
+struct SrunTaskExit {
+  std::string node;
+  std::string tasks;  // "task 3", "tasks 0-1"
+  int exit_code = 0;
+};
+TRTLLM_RUN_API std::optional<SrunTaskExit> ParseSrunTaskExit(std::string_view line);
+TRTLLM_RUN_API extern const char kSrunTaskExitPattern[];  // for PatternScanner
+
 // Lines slurmstepd/srun write into the job's output that carry a verdict, as
 // PatternScanner patterns (case-insensitive). Real clusters with cgroups report an OOM
 // kill as the state OUT_OF_MEMORY plus "Detected N oom_kill event(s)" lines; the test
@@ -140,7 +151,8 @@ struct CancelLine {
 TRTLLM_RUN_API std::optional<CancelLine> ParseCancelLine(std::string_view line);
 
 // The patterns a job's .out and .err are scanned for, in this order: "hang detected", the
-// end marker, the cancel line, SlurmOomPatterns(), then `failure`, then `success`.
+// end marker, the cancel line, SlurmOomPatterns(), then `failure`, then `success`, then
+// kSrunTaskExitPattern.
 TRTLLM_RUN_API std::vector<std::string> JobOutputPatterns(const std::vector<std::string>& failure,
                                                           const std::vector<std::string>& success);
 

@@ -67,6 +67,7 @@ struct SlurmJobEvidence {
   std::string oom_line;                       // first slurmstepd/OOM line (.out or .err)
   std::string cancel_line;                    // first "CANCELLED AT" line
   std::string failure_pattern, failure_line;  // the first workflow failure pattern seen
+  std::string task_exit_line;                 // srun's first "NODE: task N: Exited ..." line
   std::vector<std::string> success_patterns_seen;
   std::size_t success_pattern_count = 0;  // how many the workflow has
   std::vector<std::string> log_head;      // first lines of the .out (up to 50)
