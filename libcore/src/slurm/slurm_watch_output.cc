@@ -20,11 +20,11 @@ using internal::Seconds;
 
 namespace {
 
-constexpr double kStreamStartLimitSeconds = 10;   // for its "S" line once ssh started
-constexpr double kStreamSilenceLimitSeconds = 5;  // it beats once a second
-constexpr double kStreamHealthySeconds = 10;      // then a restart counts as a first failure
+constexpr double kStreamStartLimitSeconds = 20;    // for its "S" line once ssh started
+constexpr double kStreamSilenceLimitSeconds = 10;  // it beats once a second
+constexpr double kStreamHealthySeconds = 10;       // then a restart counts as a first failure
 constexpr double kStreamMaxBackoffSeconds = 30;
-constexpr std::size_t kStreamPruneMinFiles = 8;  // restart to drop files of finished jobs
+constexpr std::size_t kStreamPruneMinFiles = 16;  // restart to drop files of finished jobs
 
 }  // namespace
 
