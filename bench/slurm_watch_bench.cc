@@ -997,6 +997,10 @@ int main(int argc, char** argv) {
       table.Row("  median / p90 delay (s)", "",
                 Num(r.copy.median_delay) + " / " + Num(r.copy.p90_delay), "-");
       table.Row("  round trips per job-minute", "", Num(per_jm(r.copy.ssh_commands, r.copy)), "-");
+      table.Row("  commands / job-minutes, wall (s)", "",
+                std::to_string(r.copy.ssh_commands) + " / " + Num(r.copy.job_minutes) + ", " +
+                    Num(r.copy.wall, 1),
+                "-");
     }
     table.Row("SSH connections per remote_slurm run", "1",
               std::to_string(r.run_connections) + " (sshd: " + std::to_string(r.run_accepted) + ")",
