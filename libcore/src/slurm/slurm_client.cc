@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "os/process.h"
+#include "os/ssh.h"
 #include "slurm/slurm_watch_job.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -58,8 +59,35 @@ timeout -k 5 "$TRTLLM_RUN_QUERY_TIMEOUT" scontrol --local -o show job | { grep -
 
 }  // namespace
 
+StreamStarter StreamOverSsh(SshScenario* ssh) {
+  return [ssh](const std::vector<std::string>& argv) -> Result<std::unique_ptr<ChildProcess>> {
+    TRTLLM_RUN_RETURN_IF_ERROR(ssh->EnsureMaster());
+    ProcessOptions process;
+    // ssh's messages ("mux_client_request_session: ...") would break the framing.
+    process.argv = {"/bin/sh", "-c", "exec 2>/dev/null; exec \"$@\"", "trtllm-run-stream"};
+    std::vector<std::string> ssh_argv = ssh->SshArgv(argv);
+    process.argv.insert(process.argv.end(), ssh_argv.begin(), ssh_argv.end());
+    process.env = ssh->SshEnv();
+    return ChildProcess::Spawn(process);
+  };
+}
+
 SlurmClient::SlurmClient(Scenario* scenario, SlurmClientOptions options)
-    : scenario_(scenario), options_(options) {}
+    : scenario_(scenario), options_(std::move(options)) {
+  if (!options_.start_stream) {
+    if (auto* ssh = dynamic_cast<SshScenario*>(scenario_))
+      options_.start_stream = StreamOverSsh(ssh);
+  }
+}
+
+Result<std::unique_ptr<ChildProcess>> SlurmClient::StartStream(
+    const std::vector<std::string>& argv) {
+  if (!can_stream()) return Status::Internal("this Slurm client cannot stream");
+  ++stats_.stream_starts;
+  Result<std::unique_ptr<ChildProcess>> process = options_.start_stream(argv);
+  if (!process.ok()) ++stats_.failures;
+  return process;
+}
 
 Result<CommandOutput> SlurmClient::Run(const std::vector<std::string>& argv,
                                        const std::string& stdin_data) {

@@ -6,15 +6,23 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "slurm/file_follow_stream.h"
 #include "slurm/slurm_records.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
+
+class SshScenario;
+
+// A StreamStarter running the command over `ssh`'s master connection (started first when
+// down), ssh's own stderr discarded so that only the command's stdout reaches the pipe.
+TRTLLM_RUN_API StreamStarter StreamOverSsh(SshScenario* ssh);
 
 // Counters of what a client asked, for reports and the benchmark.
 struct SlurmClientStats {
@@ -23,12 +31,16 @@ struct SlurmClientStats {
   int config_queries = 0;      // scontrol show config
   int cancels = 0;             // scancel calls
   int submits = 0;
-  int log_fetches = 0;  // remote log copies (no scheduler RPC)
-  int failures = 0;     // commands that failed and were retried
+  int log_fetches = 0;    // remote log copies (no scheduler RPC)
+  int stream_starts = 0;  // remote output streams started (one round trip each)
+  int failures = 0;       // commands that failed and were retried
 };
 
 struct SlurmClientOptions {
   int command_timeout_seconds = 60;  // each scheduler command runs under `timeout`
+  // Starts the remote output follower (file_follow_stream.h). Empty: one over the master
+  // connection when the scenario is an SshScenario, else none (FetchFiles copies then).
+  StreamStarter start_stream;
 };
 
 // Runs Slurm's client commands through `scenario` (not owned; outlives the client).
@@ -74,6 +86,11 @@ class TRTLLM_RUN_API SlurmClient {
     std::string bytes;    // from `offset`, at most max_bytes
   };
   Status FetchFiles(std::vector<FileChunk>* chunks, std::size_t max_bytes = 4 << 20);
+
+  // Whether StartStream() can work here (a remote scenario with a starter).
+  bool can_stream() const { return remote() && static_cast<bool>(options_.start_stream); }
+  // Starts a long-lived command whose stdout streams back (counted in stats).
+  Result<std::unique_ptr<ChildProcess>> StartStream(const std::vector<std::string>& argv);
 
   // Runs argv under `timeout` through the scenario.
   Result<CommandOutput> Run(const std::vector<std::string>& argv,

@@ -207,6 +207,7 @@ class Destination {
             {"controller_queries", stats.controller_queries},
             {"accounting_queries", stats.accounting_queries},
             {"log_copies", stats.log_fetches},
+            {"log_streams", stats.stream_starts},
             {"cancels", stats.cancels}};
   }
 
@@ -360,9 +361,9 @@ class RemoteSlurmSession : public ExecutorSession {
     std::map<std::string, int> totals = {{"destinations", static_cast<int>(destinations.size())},
                                          {"watchers", static_cast<int>(destinations.size())},
                                          {"per_case_runs", per_case_runs_.load()}};
-    for (const char* key :
-         {"connections", "preflights", "work_dir_checks", "repo_setups", "build_jobs", "transfers",
-          "submits", "jobs", "controller_queries", "accounting_queries", "log_copies", "cancels"}) {
+    for (const char* key : {"connections", "preflights", "work_dir_checks", "repo_setups",
+                            "build_jobs", "transfers", "submits", "jobs", "controller_queries",
+                            "accounting_queries", "log_copies", "log_streams", "cancels"}) {
       totals[key] = 0;
     }
     for (const auto& destination : destinations) {

@@ -41,7 +41,8 @@ TRTLLM_RUN_API Status CheckRemoteSessionOptions(const std::map<std::string, std:
 // "true", and session_<counter> for its destination's counters.
 // Stats(), summed over destinations: "destinations", "watchers", "connections",
 // "preflights", "work_dir_checks", "repo_setups", "build_jobs", "transfers", "submits",
-// "jobs", "controller_queries", "accounting_queries", "log_copies", "cancels",
+// "jobs", "controller_queries", "accounting_queries", "log_copies" (tail -c copies while
+// no output stream runs), "log_streams" (output streams started), "cancels",
 // "per_case_runs". `executor` (the session's executor name) prefixes its progress lines.
 TRTLLM_RUN_API std::unique_ptr<ExecutorSession> NewRemoteSlurmSession(const SessionOptions& options,
                                                                       const std::string& executor);

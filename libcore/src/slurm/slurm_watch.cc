@@ -23,7 +23,6 @@ namespace trtllm_run {
 
 const char kLostContactLimitEnv[] = "TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT";
 
-using internal::AppendFile;
 using internal::Clock;
 using internal::Dur;
 using internal::kEndConfirmBatchSeconds;
@@ -126,48 +125,11 @@ void SlurmWatcher::EnsureConfig() {
 
 void SlurmWatcher::ReadOutputs(bool force) {
   Clock::time_point now = Clock::now();
-  if (!force && now < next_log_) return;
-  next_log_ = now + Dur(options_.log_interval);
   if (client_->remote()) {
-    std::vector<SlurmClient::FileChunk> chunks;
-    std::vector<std::pair<Job*, bool>> owners;  // (job, is_err)
-    for (auto& job : jobs_) {
-      if (job->done) continue;
-      chunks.push_back({job->spec.out_path, job->fetched_out, -1, ""});
-      owners.emplace_back(job.get(), false);
-      if (!job->spec.err_path.empty()) {
-        chunks.push_back({job->spec.err_path, job->fetched_err, -1, ""});
-        owners.emplace_back(job.get(), true);
-      }
-    }
-    Status fetched = client_->FetchFiles(&chunks);
-    if (fetched.ok()) {
-      for (std::size_t i = 0; i < chunks.size(); ++i) {
-        Job* job = owners[i].first;
-        bool is_err = owners[i].second;
-        std::uint64_t& offset = is_err ? job->fetched_err : job->fetched_out;
-        bool& truncate = is_err ? job->err_truncate : job->out_truncate;
-        const std::string& local = is_err ? job->spec.local_err : job->spec.local_out;
-        const SlurmClient::FileChunk& chunk = chunks[i];
-        if (chunk.size < 0) continue;  // not created yet
-        if (static_cast<std::uint64_t>(chunk.size) < offset) {
-          offset = 0;  // truncated or replaced: copy it again from the start
-          truncate = true;
-          continue;
-        }
-        if (chunk.bytes.empty() && !truncate) continue;
-        if (AppendFile(local, chunk.bytes, truncate)) {
-          truncate = false;
-          offset += chunk.bytes.size();
-          if (job->spec.echo_output && options_.terminal && !chunk.bytes.empty()) {
-            if (options_.before_output) options_.before_output();
-            options_.terminal->write(chunk.bytes.data(),
-                                     static_cast<std::streamsize>(chunk.bytes.size()));
-            options_.terminal->flush();
-          }
-        }
-      }
-    }
+    if (!ReadRemoteOutputs(force, now)) return;
+  } else {
+    if (!force && now < next_log_) return;
+    next_log_ = now + Dur(options_.log_interval);
   }
   for (auto& job : jobs_) {
     if (job->done) continue;
@@ -427,7 +389,9 @@ Clock::time_point SlurmWatcher::PendingDeadline(const Job& job) const {
 }
 
 Clock::time_point SlurmWatcher::NextWake(Clock::time_point now) const {
-  Clock::time_point wake = next_log_;
+  // With the output stream up, its frames wake Poll(); a second bounds the wait so that a
+  // silent stream is noticed.
+  Clock::time_point wake = StreamUp() ? now + Dur(1.0) : next_log_;
   Clock::time_point earliest_query = EarliestQuery();
   wake = std::min(wake, std::max(next_query_, earliest_query));
   for (const auto& job : jobs_) {
@@ -462,8 +426,9 @@ std::vector<SlurmVerdict> SlurmWatcher::Poll(CancellationToken* cancel, double m
   now = Clock::now();
   double wait = std::min(max_wait_seconds, Seconds(NextWake(now) - now));
   if (wait > 0) {
-    pollfd fd{cancel && !cancel_handled_ ? cancel->wait_fd() : -1, POLLIN, 0};
-    ::poll(&fd, 1, static_cast<int>(wait * 1000) + 1);
+    pollfd fds[2] = {{cancel && !cancel_handled_ ? cancel->wait_fd() : -1, POLLIN, 0},
+                     {StreamFd(), POLLIN, 0}};
+    ::poll(fds, 2, static_cast<int>(wait * 1000) + 1);
   }
   return verdicts;
 }

@@ -11,8 +11,11 @@
 //   - accounting (`sacct`, one query for every job that needs it) only for jobs that
 //     ended other than cleanly, or that the controller no longer knows;
 //   - the jobs' .out/.err followed incrementally from byte offsets (LogFollower; remote
-//     files are copied into the local work dir with `tail -c +OFFSET` over the SSH master),
-//     which is how most jobs are seen to end: the batch script's last line "[trtllm-run]
+//     files are copied into the local work dir by one long-lived follower over the SSH
+//     master that streams what they gained five times a second (file_follow_stream.h),
+//     restarted when jobs are added or it drops; while it is down, by one `tail -c
+//     +OFFSET` command per log_interval for all files), which is how most jobs are seen
+//     to end: the batch script's last line "[trtllm-run]
 //     job finished with exit code N" costs no scheduler query, and slurmstepd's
 //     "CANCELLED AT" / memory-limit lines bring the next query forward;
 //   - a failed query (non-zero exit, timeout, "Socket timed out", controller down, SSH
@@ -72,7 +75,9 @@ TRTLLM_RUN_API extern const char kLostContactLimitEnv[];  // "TRTLLM_RUN_TEST_LO
 struct SlurmWatchOptions {
   double min_query_interval = 1.0;   // the first controller query after a change
   double max_query_interval = 60.0;  // the backoff cap
-  double log_interval = 0.25;        // how often the output files are read
+  // How often the output files are read; remote: how often they are copied while the
+  // output stream is down (with it up, bytes are read as they arrive).
+  double log_interval = 0.25;
   // Verdicts wait for the controller to confirm a clean end line ("exit code 0" with no
   // OOM/cancel line): one extra query, batched. False (bulk runs): the end line is enough.
   bool confirm_clean_end = true;
@@ -127,7 +132,21 @@ class TRTLLM_RUN_API SlurmWatcher {
 
  private:
   struct Job;
+  struct OutputStream;
   void ReadOutputs(bool force);
+  // Remote output into the local copies (slurm_watch_output.cc): the stream's frames, and
+  // a copy when the stream is down and one is due, or `force` needs the last bytes of a
+  // job that did not print its end line. True when the local files may have grown.
+  bool ReadRemoteOutputs(bool force, std::chrono::steady_clock::time_point now);
+  bool CopyRemoteOutputs();
+  bool FollowRemoteOutputs(std::chrono::steady_clock::time_point now);
+  void StopStream(const std::string& problem, std::chrono::steady_clock::time_point now);
+  // Appends bytes of a remote file read from `offset` (its size then: `size`) to the job's
+  // local copy. False when they do not join what is held (a gap).
+  bool AppendRemote(Job* job, bool is_err, std::uint64_t offset, std::uint64_t size,
+                    const std::string& bytes);
+  bool StreamUp() const;
+  int StreamFd() const;
   void CheckTriggers(std::chrono::steady_clock::time_point now);
   // Restarts the job's silence clock when its output grew (or it was first seen running),
   // and marks it for scancel once the clock passed silence_timeout_seconds.
@@ -168,6 +187,7 @@ class TRTLLM_RUN_API SlurmWatcher {
   std::optional<std::chrono::steady_clock::time_point> failing_since_;
   std::string last_failure_;
   bool cancel_handled_ = false;
+  std::unique_ptr<OutputStream> stream_;  // remote only
 };
 
 }  // namespace trtllm_run

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "slurm/file_follow_stream.h"
 #include "slurm/slurm_verdict.h"
 #include "slurm/slurm_watch.h"
 #include "supervise/log_follower.h"
@@ -138,6 +139,15 @@ struct SlurmWatcher::Job {
   std::vector<SlurmAcctRecord> acct;
   std::string acct_error;
   bool done = false;
+};
+
+// The remote output follower of a watch and its restarts.
+struct SlurmWatcher::OutputStream {
+  std::unique_ptr<FileFollowStream> stream;
+  std::vector<std::pair<Job*, bool>> targets;  // the stream's files: (job, is_err), in order
+  std::size_t jobs_when_started = 0;           // jobs_.size() then: more means restart
+  int failures = 0;                            // in a row
+  internal::Clock::time_point retry_at;        // the next start after a failure
 };
 
 }  // namespace trtllm_run
