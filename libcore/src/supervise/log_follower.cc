@@ -22,6 +22,9 @@ namespace {
 constexpr std::size_t kMatchContext = 2048;     // bytes kept on each side of a match
 constexpr std::size_t kTailLineMax = 4096;      // bytes kept of one tail line
 constexpr std::size_t kReadBlock = 256 * 1024;  // bytes per pread
+// The most read buffer a follower keeps between polls: a Slurm watcher holds two followers
+// for each of thousands of jobs, most of them printing little.
+constexpr std::size_t kKeptBuffer = 16 * 1024;
 
 struct LowerTable {
   std::array<unsigned char, 256> map;
@@ -404,10 +407,10 @@ Result<LogPoll> LogFollower::Poll() {
   }
   bytes_seen_ = size;
 
-  if (buffer_.size() < kReadBlock) buffer_.resize(kReadBlock);
   while (offset_ < size) {
     std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(kReadBlock, size - offset_));
+    if (buffer_.size() < want) buffer_.resize(want);
     ssize_t n = ::pread(fd_, &buffer_[0], want, static_cast<off_t>(offset_));
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -422,6 +425,7 @@ Result<LogPoll> LogFollower::Poll() {
     bytes_read_ += static_cast<std::uint64_t>(n);
     poll.new_bytes += static_cast<std::uint64_t>(n);
   }
+  if (buffer_.size() > kKeptBuffer) std::string().swap(buffer_);
   return poll;
 }
 
