@@ -300,6 +300,25 @@ struct RunContext {
   Clock::time_point started;
 };
 
+// Joins the threads of the cases in `*finished` (each has passed its last lock of the
+// scheduler's mutex, held in `*lock`, so each join waits only for the thread to return),
+// unlocking while it joins.
+void JoinFinished(std::unique_lock<std::mutex>* lock, std::vector<std::size_t>* finished,
+                  std::map<std::size_t, std::thread>* threads) {
+  if (finished->empty()) return;
+  std::vector<std::thread> ending;
+  for (std::size_t index : *finished) {
+    auto it = threads->find(index);
+    if (it == threads->end()) continue;
+    ending.push_back(std::move(it->second));
+    threads->erase(it);
+  }
+  finished->clear();
+  lock->unlock();
+  for (std::thread& thread : ending) thread.join();
+  lock->lock();
+}
+
 // Runs every case of `run->cases` (entry and scenario set), each on a thread of its own,
 // while fewer than --max-parallel (host-bound scenarios: --max-parallel-local) run.
 void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
@@ -315,7 +334,10 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
   std::condition_variable changed;
   int running = 0, running_local = 0;
   std::size_t done = 0;
-  std::vector<std::thread> threads;
+  // Case threads by case index, joined as their cases finish: a finished thread that is
+  // not joined keeps its stack (and what its malloc arena holds) until the run ends.
+  std::map<std::size_t, std::thread> threads;
+  std::vector<std::size_t> finished;  // guarded by mu: cases whose thread is about to end
 
   auto is_host_bound = [&](const std::string& scenario) {
     return ctx.host_bound.count(scenario) > 0;
@@ -330,6 +352,7 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     --running;
     if (is_host_bound(outcome.scenario)) --running_local;
     ++done;
+    finished.push_back(i);
     progress << "trtllm-run: [" << done << "/" << n << "] " << outcome.entry.origin << " "
              << CaseLabel(outcome) << ": " << RunStatusName(outcome.result.status)
              << (outcome.job_id.empty() ? "" : " (job " + outcome.job_id + ")") << " in "
@@ -380,6 +403,7 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
   {
     std::unique_lock<std::mutex> lock(mu);
     while (done < n) {
+      JoinFinished(&lock, &finished, &threads);
       std::size_t next = n;
       for (std::size_t i = 0; i < n && next == n; ++i) {
         if (states[i] != State::kPending) continue;
@@ -400,10 +424,10 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
       case_started[next] = Clock::now();
       ++running;
       if (is_host_bound(run.cases[next].scenario)) ++running_local;
-      threads.emplace_back(work, next);
+      threads.emplace(next, std::thread(work, next));
     }
   }
-  for (std::thread& thread : threads) thread.join();
+  for (auto& [index, thread] : threads) thread.join();
   {
     std::lock_guard<std::mutex> out_lock(ctx.out_mu);
     ctx.board.Clear();
