@@ -63,8 +63,12 @@ void SlurmWatcher::Add(const SlurmWatchJob& spec) {
   if (!spec.local_err.empty() && spec.local_err != spec.local_out) {
     job->err = std::make_unique<LogFollower>(spec.local_err, patterns, kTailLines);
   }
+  // The new job is asked about within min_query_interval. The backoff restarts only for
+  // the first job being watched: jobs that many threads submit one after another (run
+  // --cases) would otherwise keep the watcher at one query a second for as long as
+  // submissions trickle in.
+  if (active() == 0) interval_ = options_.min_query_interval;
   jobs_.push_back(std::move(job));
-  interval_ = options_.min_query_interval;
   next_query_ = std::min(next_query_, Clock::now() + Dur(options_.min_query_interval));
   next_log_ = Clock::now();
 }
