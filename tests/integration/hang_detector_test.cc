@@ -462,7 +462,13 @@ TEST_CASE("hang detector, remote_slurm: the line, then the step over its --mem: 
   RemoteJob job("rhangoom", {HangThenPythonOom()}, "#SBATCH --mem=100M");
   RunResult r = job.Run(30);
   CheckHangVerdict(r, job.progress.str());
-  CHECK_THAT(r.reason, Catch::Contains("exceeded memory limit"));
+  // The streamed output shows the hang line within a follower tick, so the watcher's
+  // scancel can come before slurmstepd's memory check (once a second) kills the step.
+  // Either way the hang line wins; when the limit was hit first, the reason says so
+  // (the local_slurm test above makes that order certain with a lagging log).
+  if (r.reason.find("was cancelled with scancel") == std::string::npos) {
+    CHECK_THAT(r.reason, Catch::Contains("exceeded memory limit"));
+  }
 }
 
 }  // namespace
