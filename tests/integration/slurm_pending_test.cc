@@ -7,12 +7,19 @@
 //   - --max-pending with a job that waits for a reservation 30 days ahead (reason
 //     Reservation, which waiting clears) -> scancel after the bound, ERROR "still pending
 //     after N: Reservation". The reservation lies far beyond any job's time limit, so the
-//     other tests' jobs on the node are not held back by it.
+//     other tests' jobs on the node are not held back by it;
+//   - a second reason waiting cannot clear (DependencyNeverSatisfied): the job pends on
+//     that reservation, and the test then makes it depend on a job that failed
+//     (`scontrol update Dependency=afterok:...`; 22.05's sbatch takes no dependency from
+//     the environment, and the cluster's EnforcePartLimits=ALL refuses the limit reasons
+//     at submission, so they never pend here).
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_harness.h"
@@ -134,6 +141,67 @@ TEST_CASE(
   CHECK(Contains(Field(result, "diagnosis"),
                  "The job never started: Slurm kept it pending with reason Reservation until "
                  "--max-pending ran out"));
+  std::string job_id = JobIdOf(result);
+  REQUIRE(!job_id.empty());
+  CHECK(JobActiveStates(job_id).empty());
+}
+
+TEST_CASE(
+    "slurm pending: a job whose dependency can never be satisfied is cancelled at once, "
+    "ERROR naming DependencyNeverSatisfied",
+    "[slurm][cli]") {
+  EnsureSlurm();
+  FutureReservation reservation;
+  TempDir repo("trtllm_pending");
+  // The dependency: a job that fails (it is known to the controller for MinJobAge).
+  int status = 0;
+  std::string failed = Shell(
+      "sbatch --parsable --partition=cpu --mem=64M --output=/dev/null --job-name=trtllm-dep-" +
+          std::to_string(::getpid()) + " --wrap false 2>&1",
+      &status);
+  while (!failed.empty() && (failed.back() == '\n' || failed.back() == ' ')) failed.pop_back();
+  INFO("dependency job: " << failed);
+  REQUIRE(status == 0);
+  WaitForJobState(failed, "FAILED", 60);
+  REQUIRE(JobState(failed) == "FAILED");
+  const std::string name = "trtllm-depnever-" + std::to_string(::getpid());
+  CliOptions options = PendingCli("run", repo.path(),
+                                  {"--monitor-timeout", "10m", "--custom-cmd", "echo never runs"});
+  options.env.push_back({"SBATCH_RESERVATION", reservation.name()});
+  options.env.push_back({"SBATCH_JOB_NAME", name});
+  // Once trtllm-run's job pends (on the reservation), it is made to depend on the failed job.
+  std::string updated = "trtllm-run's job was never seen pending";
+  std::thread make_hopeless([&] {
+    for (int i = 0; i < 300; ++i) {
+      std::string id = Shell("squeue -h -t PD -n " + name + " -o %i 2>/dev/null");
+      while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
+      if (!id.empty()) {
+        updated = "scontrol update of job " + id + ": " +
+                  Shell("scontrol update JobId=" + id + " Dependency=afterok:" + failed + " 2>&1");
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+  });
+  CliRun run = RunCli(options);
+  make_hopeless.join();
+  INFO(updated);
+  INFO(run.Describe());
+  REQUIRE_FALSE(run.timed_out);
+  CHECK(run.exit_code == 3);
+  CHECK(run.seconds < 90);  // not the 10 minutes of the monitor timeout
+  std::string work_dir = FindSingleWorkDir(repo.path());
+  REQUIRE(!work_dir.empty());
+  rapidjson::Document result = ReadResultJson(work_dir);
+  std::string reason = Field(result, "reason");
+  INFO(reason);
+  CHECK(Field(result, "status") == "ERROR");
+  CHECK(Contains(reason, "was pending with reason DependencyNeverSatisfied"));
+  CHECK(Contains(reason, "which waiting cannot clear"));
+  CHECK(Contains(reason, "was cancelled with scancel and left the queue"));
+  CHECK(Contains(Field(result, "diagnosis"),
+                 "The job never started: Slurm kept it pending with reason "
+                 "DependencyNeverSatisfied"));
   std::string job_id = JobIdOf(result);
   REQUIRE(!job_id.empty());
   CHECK(JobActiveStates(job_id).empty());
