@@ -536,3 +536,77 @@ TEST_CASE(
   CHECK(JobActiveStates(allocation).empty());
   CHECK(ListHeldAllocations().empty());
 }
+
+// A remote held allocation's salloc is one SSH command that speaks only when it ends: its
+// request is found in the queue by its comment and withdrawn like a local one.
+TEST_CASE(
+    "remote_slurm: a held allocation's salloc pending on a down partition ends at once, "
+    "ERROR naming PartitionDown",
+    "[sshd]") {
+  EnsureSshd();
+  TempDir state("trtllm_remote_state");
+  ScopedEnv state_dir("XDG_RUNTIME_DIR", state.path());
+  OriginRepo origin;
+  RemoteCase c("sshtest", "rheldpend", {"echo never runs"}, origin.path());
+  c.spec.extra["release_allocation"] = "false";
+  c.spec.extra["alloc_time_limit"] = "10";
+  c.spec.partition = "maint";
+  auto started = std::chrono::steady_clock::now();
+  RunResult r = c.Run();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(c.Describe(r));
+  CHECK(r.status == RunStatus::kError);
+  CHECK(seconds < 60);  // not the 10 minutes of the monitor timeout
+  CHECK(r.reason.find("was pending with reason PartitionDown (its partition is down), which "
+                      "waiting cannot clear; it was cancelled with scancel and left the queue") !=
+        std::string::npos);
+  CHECK(r.diagnosis.find("Fix: give a --partition that is up") != std::string::npos);
+  const std::string request = r.details["allocation_request_id"];
+  REQUIRE(!request.empty());
+  CHECK(JobActiveStates(request).empty());
+  CHECK(ListHeldAllocations().empty());
+}
+
+TEST_CASE(
+    "remote_slurm: max_pending bounds a held allocation's salloc wait: ERROR naming the "
+    "reason",
+    "[sshd]") {
+  EnsureSshd();
+  // The whole of node localhost taken, so that the request pends (Resources, or Priority
+  // behind other jobs) for a reason waiting clears.
+  int status = 0;
+  std::string blocker = Shell(
+      "sbatch --parsable -p batch -w localhost --exclusive --time=3 --output=/dev/null "
+      "--job-name=trtllm-blocker-" +
+          std::to_string(::getpid()) + " --wrap 'sleep 170' 2>&1",
+      &status);
+  while (!blocker.empty() && (blocker.back() == '\n' || blocker.back() == ' ')) blocker.pop_back();
+  INFO("blocker: " << blocker);
+  REQUIRE(status == 0);
+  struct CancelBlocker {
+    std::string id;
+    ~CancelBlocker() { Shell("scancel " + id + " 2>&1"); }
+  } cancel_blocker{blocker};
+  WaitForJobState(blocker, "RUNNING", 120);
+  TempDir state("trtllm_remote_state");
+  ScopedEnv state_dir("XDG_RUNTIME_DIR", state.path());
+  OriginRepo origin;
+  RemoteCase c("sshtest", "rheldwait", {"echo never runs"}, origin.path());
+  c.spec.extra["release_allocation"] = "false";
+  c.spec.extra["alloc_time_limit"] = "10";
+  c.spec.max_pending_seconds = 3;
+  auto started = std::chrono::steady_clock::now();
+  RunResult r = c.Run();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(c.Describe(r));
+  CHECK(r.status == RunStatus::kError);
+  CHECK(seconds < 60);
+  CHECK(r.reason.rfind("still pending after 3s: ", 0) == 0);
+  CHECK(r.reason.find("the held allocation request, job ") != std::string::npos);
+  const std::string request = r.details["allocation_request_id"];
+  REQUIRE(!request.empty());
+  CHECK(JobActiveStates(request).empty());
+  CHECK(ListHeldAllocations().empty());
+}

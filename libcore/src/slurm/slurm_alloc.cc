@@ -181,9 +181,9 @@ struct Acquired {
   std::vector<std::string> notes;
 };
 
-// salloc --no-shell; here interruptible by `cancel` and withdrawn when it pends hopelessly
-// or past spec.max_pending_seconds (then `pending` says why), remotely through the
-// scenario. Returns the allocation's job id.
+// salloc --no-shell, here or remotely through the scenario: interruptible by `cancel` and
+// withdrawn when it pends hopelessly or past spec.max_pending_seconds (then `pending` says
+// why). Returns the allocation's job id.
 Result<std::string> Allocate(const JobSpec& spec, const std::string& time_limit,
                              const ExecContext& context, SlurmClient* client,
                              internal::SallocPendingStop* pending) {
@@ -201,21 +201,13 @@ Result<std::string> Allocate(const JobSpec& spec, const std::string& time_limit,
   if (!partition.empty()) argv.push_back("--partition=" + partition);
   if (!account.empty()) argv.push_back("--account=" + account);
   if (!params.gres.empty()) argv.push_back("--gres=" + params.gres);
-  if (scenario->IsRemote()) {
-    SlurmClientOptions waiting;
-    waiting.command_timeout_seconds = 3600;  // salloc waits in the queue
-    SlurmClient queue_client(scenario, waiting);
-    Result<CommandOutput> out = queue_client.Run(argv);
-    if (!out.ok()) return out.status().WithContext("salloc");
-    std::string output = out->stdout_text + out->stderr_text;
-    ProcessExit exit{out->exit_code >= 0 ? std::optional<int>(out->exit_code) : std::nullopt,
-                     out->signal ? std::optional<int>(out->signal) : std::nullopt};
-    return ParseGranted(output, exit.ToString());
-  }
   const std::string prefix =
       "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
   Result<internal::SallocOutcome> outcome =
-      internal::RunLocalSalloc(argv, context, client, spec.max_pending_seconds, prefix);
+      scenario->IsRemote()
+          ? internal::RunRemoteSalloc(argv, context, client, kHeldJobName, spec.max_pending_seconds,
+                                      prefix)
+          : internal::RunLocalSalloc(argv, context, client, spec.max_pending_seconds, prefix);
   if (!outcome.ok()) return outcome.status();
   if (outcome->interrupted) {
     return Status::ExecutionError("cancelled while waiting for the allocation");

@@ -3,9 +3,12 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <future>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -13,6 +16,7 @@
 #include "slurm/slurm_pending.h"
 #include "slurm/slurm_records.h"
 #include "supervise/diagnosis.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::internal {
 namespace {
@@ -64,6 +68,23 @@ bool ShouldWithdraw(const SlurmJobRecord& record, double waited, int max_pending
   stop->job_id = record.job_id;
   stop->reason = record.reason.empty() ? "no reason given" : record.reason;
   return true;
+}
+
+// The id of the pending request named `job_name` whose comment is `token`; "" while it
+// is not queued (or no longer pending) or the controller did not answer.
+std::string FindPendingRequest(SlurmClient* client, const std::string& job_name,
+                               const std::string& token) {
+  Result<CommandOutput> out =
+      client->Run({"squeue", "-h", "-t", "PD", "--name=" + job_name, "-o", "%i %k"});
+  if (!out.ok() || out->exit_code != 0) return "";
+  std::istringstream lines(out->stdout_text);
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t space = line.find(' ');
+    if (space != std::string::npos && Trim(line.substr(space + 1)) == token) {
+      return line.substr(0, space);
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -123,6 +144,73 @@ Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
     if (!read.ok() || read.value() != ReadState::kData) break;
   }
   outcome.exit = *exit;
+  if (outcome.stop.action != SlurmAction::kNone) {
+    std::optional<SlurmJobRecord> record = QueryRequest(client, outcome.stop.job_id);
+    outcome.stop.left_queue = record && IsTerminalSlurmState(record->state);
+  }
+  return outcome;
+}
+
+Result<SallocOutcome> RunRemoteSalloc(std::vector<std::string> argv, const ExecContext& context,
+                                      SlurmClient* client, const std::string& job_name,
+                                      int max_pending_seconds, const std::string& progress_prefix) {
+  // The remote salloc only speaks when it ends: its request is found by a comment of its own.
+  const std::string token = "trtllm-run-request-" + std::to_string(::getpid()) + "-" +
+                            std::to_string(Clock::now().time_since_epoch().count());
+  argv.push_back("--comment=" + token);
+  Scenario* scenario = client->scenario();
+  std::future<Result<CommandOutput>> salloc = std::async(std::launch::async, [scenario, argv] {
+    SlurmClientOptions waiting;
+    waiting.command_timeout_seconds = 3600;  // salloc waits in the queue
+    SlurmClient queue_client(scenario, waiting);
+    return queue_client.Run(argv);
+  });
+  SallocOutcome outcome;
+  const Clock::time_point started = Clock::now();
+  Clock::time_point next_query = started + std::chrono::milliseconds(500);
+  std::string job_id;
+  std::optional<Clock::time_point> withdrawn_at;
+  bool interrupted_salloc = false;
+  while (salloc.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
+    if (withdrawn_at) {
+      if (!interrupted_salloc && Since(*withdrawn_at) > kRevokeWaitSeconds) {
+        interrupted_salloc = true;  // salloc missed the revocation: end its wait
+        client->Run({"pkill", "-INT", "-f", "--", "--comment=" + token}).IgnoreError();
+      }
+      continue;
+    }
+    const bool cancelled = context.cancel && context.cancel->cancelled();
+    if (!cancelled && Clock::now() < next_query) continue;
+    next_query =
+        Clock::now() + std::chrono::milliseconds(static_cast<int>(kPendingQuerySeconds * 1000));
+    if (job_id.empty()) job_id = FindPendingRequest(client, job_name, token);
+    if (job_id.empty()) continue;  // not queued yet, or granted: salloc returns then
+    if (cancelled) {
+      outcome.interrupted = true;
+      client->Cancel({job_id}).IgnoreError();
+      withdrawn_at = Clock::now();
+      continue;
+    }
+    std::optional<SlurmJobRecord> record = QueryRequest(client, job_id);
+    if (record && ShouldWithdraw(*record, Since(started), max_pending_seconds, &outcome.stop)) {
+      const SallocPendingStop& stop = outcome.stop;
+      Say(context, progress_prefix,
+          "held allocation: job " + job_id +
+              (stop.action == SlurmAction::kMaxPending
+                   ? " still pending after max_pending " + std::to_string(max_pending_seconds) +
+                         "s (" + stop.reason + ")"
+                   : " pending with reason " + stop.reason + ", which waiting cannot clear") +
+              ": cancelling it");
+      client->Cancel({job_id}).IgnoreError();
+      withdrawn_at = Clock::now();
+    }
+  }
+  Result<CommandOutput> out = salloc.get();
+  if (!out.ok()) return out.status().WithContext("salloc");
+  outcome.output = out->stdout_text + out->stderr_text;
+  outcome.exit =
+      ProcessExit{out->exit_code >= 0 ? std::optional<int>(out->exit_code) : std::nullopt,
+                  out->signal ? std::optional<int>(out->signal) : std::nullopt};
   if (outcome.stop.action != SlurmAction::kNone) {
     std::optional<SlurmJobRecord> record = QueryRequest(client, outcome.stop.job_id);
     outcome.stop.left_queue = record && IsTerminalSlurmState(record->state);

@@ -1,4 +1,5 @@
-// The queue wait of a held allocation's `salloc --no-shell` on this host (slurm_alloc.cc).
+// The queue wait of a held allocation's `salloc --no-shell` (slurm_alloc.cc), on this host
+// or on a login node.
 // Like the batch watcher (slurm_watch.h), a request that pends with a reason waiting
 // cannot clear (slurm_pending.h), or longer than max_pending_seconds, is withdrawn with
 // scancel at once instead of waiting until the run's monitor timeout.
@@ -39,6 +40,15 @@ struct SallocOutcome {
 Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
                                      const ExecContext& context, SlurmClient* client,
                                      int max_pending_seconds, const std::string& progress_prefix);
+
+// The same for salloc on a login node, through `client`'s scenario: salloc runs as one
+// remote command (on a thread of its own) that speaks only when it ends, so its request
+// is found in the queue by a comment of its own (`--comment`, added to `argv`) among
+// the pending jobs named `job_name`. context.cancel firing scancels the request once
+// found (interrupted: true).
+Result<SallocOutcome> RunRemoteSalloc(std::vector<std::string> argv, const ExecContext& context,
+                                      SlurmClient* client, const std::string& job_name,
+                                      int max_pending_seconds, const std::string& progress_prefix);
 
 // The verdict of a run whose allocation request was withdrawn (stop.action != kNone):
 // ERROR naming the reason and what happened to the request; details["pending_reason"]
