@@ -537,6 +537,28 @@ TEST_CASE(
   CHECK(ListHeldAllocations().empty());
 }
 
+// Takes the whole of node localhost for the scope, so that a request for it pends
+// (Resources, or Priority behind other jobs) for a reason waiting clears.
+class NodeBlocker {
+ public:
+  NodeBlocker() {
+    int status = 0;
+    id_ = Shell(
+        "sbatch --parsable -p batch -w localhost --exclusive --time=3 --output=/dev/null "
+        "--job-name=trtllm-blocker-" +
+            std::to_string(::getpid()) + " --wrap 'sleep 170' 2>&1",
+        &status);
+    while (!id_.empty() && (id_.back() == '\n' || id_.back() == ' ')) id_.pop_back();
+    INFO("blocker: " << id_);
+    REQUIRE(status == 0);
+    WaitForJobState(id_, "RUNNING", 120);
+  }
+  ~NodeBlocker() { Shell("scancel " + id_ + " 2>&1"); }
+
+ private:
+  std::string id_;
+};
+
 // A remote held allocation's salloc is one SSH command that speaks only when it ends: its
 // request is found in the queue by its comment and withdrawn like a local one.
 TEST_CASE(
@@ -573,22 +595,7 @@ TEST_CASE(
     "reason",
     "[sshd]") {
   EnsureSshd();
-  // The whole of node localhost taken, so that the request pends (Resources, or Priority
-  // behind other jobs) for a reason waiting clears.
-  int status = 0;
-  std::string blocker = Shell(
-      "sbatch --parsable -p batch -w localhost --exclusive --time=3 --output=/dev/null "
-      "--job-name=trtllm-blocker-" +
-          std::to_string(::getpid()) + " --wrap 'sleep 170' 2>&1",
-      &status);
-  while (!blocker.empty() && (blocker.back() == '\n' || blocker.back() == ' ')) blocker.pop_back();
-  INFO("blocker: " << blocker);
-  REQUIRE(status == 0);
-  struct CancelBlocker {
-    std::string id;
-    ~CancelBlocker() { Shell("scancel " + id + " 2>&1"); }
-  } cancel_blocker{blocker};
-  WaitForJobState(blocker, "RUNNING", 120);
+  NodeBlocker blocker;
   TempDir state("trtllm_remote_state");
   ScopedEnv state_dir("XDG_RUNTIME_DIR", state.path());
   OriginRepo origin;
@@ -608,5 +615,33 @@ TEST_CASE(
   const std::string request = r.details["allocation_request_id"];
   REQUIRE(!request.empty());
   CHECK(JobActiveStates(request).empty());
+  CHECK(ListHeldAllocations().empty());
+}
+
+TEST_CASE("remote_slurm: Ctrl-C while a held allocation's salloc pends withdraws the request",
+          "[sshd]") {
+  EnsureSshd();
+  NodeBlocker blocker;
+  TempDir state("trtllm_remote_state");
+  ScopedEnv state_dir("XDG_RUNTIME_DIR", state.path());
+  OriginRepo origin;
+  RemoteCase c("sshtest", "rheldint", {"echo never runs"}, origin.path());
+  c.spec.extra["release_allocation"] = "false";
+  c.spec.extra["alloc_time_limit"] = "10";
+  std::thread interrupt([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(4));
+    c.cancel.Cancel(SIGINT);
+  });
+  auto started = std::chrono::steady_clock::now();
+  RunResult r = c.Run();
+  interrupt.join();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  INFO(c.Describe(r));
+  CHECK(r.status == RunStatus::kCancelled);
+  CHECK(r.reason.find("cancelled while waiting for the allocation") != std::string::npos);
+  CHECK(seconds < 60);
+  // No request of the run is left in the queue.
+  CHECK(Shell("squeue -h -u sshtest -n trtllm-run-held -t PD -o %i") == "");
   CHECK(ListHeldAllocations().empty());
 }
