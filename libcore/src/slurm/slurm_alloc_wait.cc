@@ -70,6 +70,19 @@ bool ShouldWithdraw(const SlurmJobRecord& record, double waited, int max_pending
   return true;
 }
 
+// The progress line of a request being withdrawn.
+void SayWithdrawn(const ExecContext& context, const std::string& progress_prefix,
+                  const std::string& job_id, const SallocPendingStop& stop,
+                  int max_pending_seconds) {
+  Say(context, progress_prefix,
+      "held allocation: job " + job_id +
+          (stop.action == SlurmAction::kMaxPending
+               ? " still pending after max_pending " + std::to_string(max_pending_seconds) + "s (" +
+                     stop.reason + ")"
+               : " pending with reason " + stop.reason + ", which waiting cannot clear") +
+          ": cancelling it");
+}
+
 // The id of the pending request named `job_name` whose comment is `token`; "" while it
 // is not queued (or no longer pending) or the controller did not answer.
 std::string FindPendingRequest(SlurmClient* client, const std::string& job_name,
@@ -121,14 +134,7 @@ Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
           Clock::now() + std::chrono::milliseconds(static_cast<int>(kPendingQuerySeconds * 1000));
       std::optional<SlurmJobRecord> record = QueryRequest(client, job_id);
       if (record && ShouldWithdraw(*record, Since(started), max_pending_seconds, &outcome.stop)) {
-        const SallocPendingStop& stop = outcome.stop;
-        Say(context, progress_prefix,
-            "held allocation: job " + job_id +
-                (stop.action == SlurmAction::kMaxPending
-                     ? " still pending after max_pending " + std::to_string(max_pending_seconds) +
-                           "s (" + stop.reason + ")"
-                     : " pending with reason " + stop.reason + ", which waiting cannot clear") +
-                ": cancelling it");
+        SayWithdrawn(context, progress_prefix, job_id, outcome.stop, max_pending_seconds);
         client->Cancel({job_id}).IgnoreError();
         withdrawn_at = Clock::now();
       }
@@ -193,14 +199,7 @@ Result<SallocOutcome> RunRemoteSalloc(std::vector<std::string> argv, const ExecC
     }
     std::optional<SlurmJobRecord> record = QueryRequest(client, job_id);
     if (record && ShouldWithdraw(*record, Since(started), max_pending_seconds, &outcome.stop)) {
-      const SallocPendingStop& stop = outcome.stop;
-      Say(context, progress_prefix,
-          "held allocation: job " + job_id +
-              (stop.action == SlurmAction::kMaxPending
-                   ? " still pending after max_pending " + std::to_string(max_pending_seconds) +
-                         "s (" + stop.reason + ")"
-                   : " pending with reason " + stop.reason + ", which waiting cannot clear") +
-              ": cancelling it");
+      SayWithdrawn(context, progress_prefix, job_id, outcome.stop, max_pending_seconds);
       client->Cancel({job_id}).IgnoreError();
       withdrawn_at = Clock::now();
     }
