@@ -59,12 +59,15 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 // A reservation on localhost that starts in 30 days, deleted at the end of the scope.
+// OVERLAP: the tests that make one run at the same time (ctest -j), and reservations of
+// the same nodes and times are refused without it.
 class FutureReservation {
  public:
   FutureReservation() : name_("trtllm_pending_" + std::to_string(::getpid())) {
     int status = 0;
     std::string out = Shell("scontrol create reservation ReservationName=" + name_ +
-                                " StartTime=now+30days Duration=10 Users=root Nodes=localhost 2>&1",
+                                " StartTime=now+30days Duration=10 Users=root Nodes=localhost "
+                                "Flags=OVERLAP 2>&1",
                             &status);
     INFO(out);
     REQUIRE(status == 0);
