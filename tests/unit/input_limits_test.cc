@@ -11,6 +11,7 @@
 
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/request.h"
+#include "trtllm_run/result.h"
 
 namespace trtllm_run {
 namespace {
@@ -112,4 +113,33 @@ TEST_CASE("cases file: the format is what the text parses as", "[limits][multi]"
              Catch::Contains("\\x01"));
 }
 
+}  // namespace trtllm_run
+
+namespace trtllm_run {
+namespace {
+
+TEST_CASE("JSON numbers longer than the limit are refused before RapidJSON reads them",
+          "[limits]") {
+  // Found by fuzzing the result.json reader: RapidJSON 1.1.0's full-precision parser read
+  // out of bounds (ASan: SEGV in StrtodDiyFp) on ~290 fractional zeros and a negative
+  // exponent.
+  const std::string zeros = "0." + std::string(290, '0') + "e-99";
+  const std::string head = "{\"schema_version\": 1, \"status\": \"PASSED\", \"duration_seconds\": ";
+  Result<RunResult> refused = ResultFromJson(head + zeros + "}", "result.json");
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().code() == StatusCode::kInvalidInput);
+  CHECK_THAT(refused.status().message(),
+             Catch::Contains("result.json: a number at byte " + std::to_string(head.size()) +
+                             " is longer than 64 characters"));
+  // A number of 64 characters is read.
+  const std::string longest = "0." + std::string(58, '0') + "1e-9";
+  REQUIRE(longest.size() == 64);
+  Result<RunResult> read = ResultFromJson(head + longest + "}", "result.json");
+  INFO(read.status().ToString());
+  REQUIRE(read.ok());
+  CHECK(read->duration_seconds > 0);
+  CHECK_FALSE(ResultFromJson(head + longest + "0}", "result.json").ok());
+}
+
+}  // namespace
 }  // namespace trtllm_run

@@ -24,6 +24,11 @@ inline constexpr std::size_t kMaxCasesFileBytes = std::size_t{16} << 20;
 inline constexpr std::size_t kMaxWorkDirFileBytes = std::size_t{16} << 20;
 // The deepest nesting of lists and mappings (JSON arrays and objects) in a document.
 inline constexpr int kMaxNestingDepth = 100;
+// The longest JSON number token (digits, sign, point, exponent). RapidJSON 1.1.0 (Debian
+// 12) reads past its table of powers of ten on a long run of fractional zeros with a
+// negative exponent ("0.000...0e-99", found by fuzzing); no input of trtllm-run has a
+// number near this long.
+inline constexpr std::size_t kMaxJsonNumberChars = 64;
 // The most nodes a YAML document may have, counting each use of an alias (*name) as a
 // copy of what it names: a few hundred bytes of nested aliases otherwise expand to
 // billions of nodes for whoever walks the document.

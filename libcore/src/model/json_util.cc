@@ -55,6 +55,35 @@ size_t TooDeepAt(const std::string& text, int max_depth) {
   return std::string::npos;
 }
 
+// The offset of the first number token (outside strings) longer than `max_chars`, or
+// npos. A run of number characters is counted, so for invalid JSON the parser's error
+// may be the one that should have come; either way the text is refused.
+size_t OverlongNumberAt(const std::string& text, size_t max_chars) {
+  bool in_string = false;
+  size_t run_start = std::string::npos;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    const bool number_char =
+        (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+    if (!number_char) {
+      run_start = std::string::npos;
+      in_string = c == '"';
+      continue;
+    }
+    if (run_start == std::string::npos) run_start = i;
+    if (i - run_start + 1 > max_chars) return run_start;
+  }
+  return std::string::npos;
+}
+
 }  // namespace
 
 std::string ValidUtf8(std::string_view text) {
@@ -97,6 +126,15 @@ Status ParseDocument(const std::string& text, const std::string& origin, rapidjs
     return Status::InvalidInput(origin + ": arrays and objects nest deeper than " +
                                     std::to_string(kMaxNestingDepth) + " levels at byte " +
                                     std::to_string(deep) + "; refused before parsing",
+                                "no input of trtllm-run needs that (the input limits are in "
+                                "the README)");
+  }
+  const size_t overlong = OverlongNumberAt(text, kMaxJsonNumberChars);
+  if (overlong != std::string::npos) {
+    doc->SetNull();
+    return Status::InvalidInput(origin + ": a number at byte " + std::to_string(overlong) +
+                                    " is longer than " + std::to_string(kMaxJsonNumberChars) +
+                                    " characters; refused before parsing",
                                 "no input of trtllm-run needs that (the input limits are in "
                                 "the README)");
   }

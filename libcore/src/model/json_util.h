@@ -33,8 +33,9 @@ void WriteStringArray(Writer* writer, const std::vector<std::string>& values);
 
 // Parses `text` into `doc` with RapidJSON's iterative (non-recursive) parser, after
 // checking that arrays and objects nest at most kMaxNestingDepth deep (so that recursive
-// readers and writers of `doc` are bounded too). Errors are kInvalidInput naming `origin`
-// and the byte offset: for syntax errors RapidJSON's reason, else the depth limit.
+// readers and writers of `doc` are bounded too) and that no number token is longer than
+// kMaxJsonNumberChars. Errors are kInvalidInput naming `origin` and the byte offset: for
+// syntax errors RapidJSON's reason, else the limit.
 Status ParseDocument(const std::string& text, const std::string& origin, rapidjson::Document* doc);
 
 // Parses `text` into `doc` as ParseDocument and checks that the top level is an object. Errors name
