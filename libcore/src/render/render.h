@@ -39,6 +39,12 @@ TRTLLM_RUN_API std::string DataDirectory();
 inline constexpr char kCustomRunScriptName[] = "slurm_run_custom.sh";
 TRTLLM_RUN_API std::string CustomRunScriptPath();
 
+// The job_spec.json fields every executor copies from the plan as they are: workflow,
+// model, repo root, working dir, shell options, env, the monitor and silence timeouts,
+// the patterns and the device counts. Each executor sets the rest (its command, node
+// count, image, ...).
+TRTLLM_RUN_API void CopyPlanToSpec(const JobPlan& plan, JobSpec* spec);
+
 // ---- Categories 2, 3, 5, 6: the Slurm batch script (render_slurm.cc) ----
 
 struct SlurmScriptInputs {

@@ -48,4 +48,20 @@ std::string DataDirectory() {
 
 std::string CustomRunScriptPath() { return DataDirectory() + "/" + kCustomRunScriptName; }
 
+void CopyPlanToSpec(const JobPlan& plan, JobSpec* spec) {
+  spec->workflow_type = plan.workflow_type;
+  spec->model_name = plan.model_name;
+  spec->repo_root = plan.repo_root;
+  spec->working_dir = plan.working_dir;
+  spec->shell_options = plan.launch.shell_options;
+  spec->custom_env = plan.env;
+  spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
+  spec->silence_timeout_seconds = plan.silence_timeout_seconds;
+  spec->success_patterns = plan.success_patterns;
+  spec->failure_patterns = plan.failure_patterns;
+  spec->required_devices = plan.required_devices;
+  spec->total_required_devices = plan.total_required_devices;
+  spec->required_devices_per_node = plan.required_devices_per_node;
+}
+
 }  // namespace trtllm_run

@@ -289,21 +289,10 @@ void FillSpec(const CaseRequest& request, const Placement& placement,
   const JobPlan& plan = job.plan;
   const std::string& work_dir = spec->work_dir;
   if (spec->scenario.empty()) spec->scenario = options.executor;
-  spec->workflow_type = plan.workflow_type;
-  spec->model_name = plan.model_name;
-  spec->repo_root = plan.repo_root;
-  spec->custom_env = plan.env;
-  spec->working_dir = plan.working_dir;
-  spec->shell_options = plan.launch.shell_options;
-  spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
+  // The devices per node as the workflow placed them (the eval fallback spreads the
+  // devices over nodes).
+  CopyPlanToSpec(plan, spec);
   spec->max_pending_seconds = plan.max_pending_seconds;
-  spec->silence_timeout_seconds = plan.silence_timeout_seconds;
-  spec->success_patterns = plan.success_patterns;
-  spec->failure_patterns = plan.failure_patterns;
-  spec->required_devices = plan.required_devices;
-  spec->total_required_devices = plan.total_required_devices;
-  // As the workflow placed them (the eval fallback spreads the devices over nodes).
-  spec->required_devices_per_node = plan.required_devices_per_node;
   spec->node_count = job.params.nodes;
   spec->job_name = job.job_name;
   spec->container_image = job.image;

@@ -211,20 +211,8 @@ Status LocalDockerExecutor::Validate(const CaseRequest& request, const JobPlan& 
 Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& plan,
                                     const Placement& placement, JobSpec* spec) {
   if (spec->scenario.empty()) spec->scenario = Name();
-  spec->workflow_type = plan.workflow_type;
-  spec->model_name = plan.model_name;
-  spec->repo_root = plan.repo_root;
+  CopyPlanToSpec(plan, spec);
   spec->direct_cmd = plan.command;
-  spec->working_dir = plan.working_dir;
-  spec->shell_options = plan.launch.shell_options;
-  spec->custom_env = plan.env;
-  spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
-  spec->silence_timeout_seconds = plan.silence_timeout_seconds;
-  spec->success_patterns = plan.success_patterns;
-  spec->failure_patterns = plan.failure_patterns;
-  spec->required_devices = plan.required_devices;
-  spec->total_required_devices = plan.total_required_devices;
-  spec->required_devices_per_node = plan.required_devices_per_node;
   spec->node_count = plan.node_count;
   spec->build_project = request.build_project.value_or(plan.launch.build_project);
   // The payload installs the repo when the plan has an install step (workflows add it
