@@ -19,6 +19,7 @@
 #include "placement/env_check.h"
 #include "placement/route_context.h"
 #include "placement/routing.h"
+#include "runtime/config_trust.h"
 #include "runtime/dir_util.h"
 #include "runtime/plugin_call.h"
 #include "slurm/slurm_probe.h"
@@ -119,7 +120,8 @@ Result<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) 
   auto runtime = std::make_unique<Runtime>(std::move(registry));
   runtime->SetCatalog(std::move(catalog.value()));
   if (options.read_config_files) {
-    Result<std::optional<ConfigFile>> user_config = LoadConfigFile(UserConfigPath());
+    Result<std::optional<ConfigFile>> user_config =
+        LoadConfigFile(UserConfigPath(), ConfigSource::kUser);
     if (!user_config.ok()) return user_config.status();
     runtime->user_config_ = std::move(user_config.value());
     runtime->read_config_files_ = true;
@@ -320,7 +322,7 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   if (repo_root.ok()) {
     if (read_config_files_) {
       Result<std::optional<ConfigFile>> repo_config =
-          LoadConfigFile(RepoConfigPath(repo_root.value()));
+          LoadConfigFile(RepoConfigPath(repo_root.value()), ConfigSource::kRepo);
       if (problems.Add(repo_config.status()) && repo_config.value()) {
         config.files.push_back(std::move(*repo_config.value()));
       }

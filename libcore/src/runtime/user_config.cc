@@ -1,13 +1,23 @@
 #include "trtllm_run/user_config.h"
 
+#include <fcntl.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
 #include "model/input_limits.h"
 #include "model/problems.h"
+#include "model/trust.h"
 #include "model/yaml_util.h"
+#include "runtime/config_trust.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
@@ -26,6 +36,11 @@ const std::set<std::string>& CaseOnlyFields() {
 
 std::string ToSnake(std::string text) {
   std::replace(text.begin(), text.end(), '-', '_');
+  return text;
+}
+
+std::string Kebab(std::string text) {
+  std::replace(text.begin(), text.end(), '_', '-');
   return text;
 }
 
@@ -77,9 +92,24 @@ Status UnknownKey(const std::string& where, const std::string& key, bool top_lev
       hint + "valid keys: " + names);
 }
 
+// A key a checkout's config may not set: where it may be given instead.
+Status RefusedInCheckout(const std::string& where, const std::string& key) {
+  std::string allowed;
+  for (const std::string& name : RepoConfigKeys()) allowed += (allowed.empty() ? "" : ", ") + name;
+  std::string user_config = UserConfigPath();
+  if (user_config.empty()) user_config = "~/.config/trtllm-run/config.yaml";
+  return Status::InvalidInput(
+      where + ": '" + key +
+          "' may not be set by a checkout's .trtllm-run.yaml: a cloned repo does not choose "
+          "hosts, SSH options, identities, files to read or upload, the scenario, the image, "
+          "an env file or what is installed and run",
+      "give it as --" + Kebab(key) + ", in a --request or --cases file you name, or in your own " +
+          user_config + "; a checkout's config may set only: " + allowed);
+}
+
 // The request keys of one mapping (the top level or a cluster's section).
-void ReadValues(const YAML::Node& map, const std::string& origin, bool top_level,
-                std::vector<ConfigValue>* values,
+void ReadValues(const YAML::Node& map, const std::string& origin, ConfigSource source,
+                bool top_level, std::vector<ConfigValue>* values,
                 std::map<std::string, std::vector<ConfigValue>>* clusters, ProblemList* problems) {
   std::set<std::string> seen;
   for (const auto& entry : map) {
@@ -106,14 +136,14 @@ void ReadValues(const YAML::Node& map, const std::string& origin, bool top_level
               at + ": each cluster under 'clusters' is a name with a mapping of request keys"));
           continue;
         }
-        ReadValues(cluster.second, origin, false, &(*clusters)[cluster.first.Scalar()], nullptr,
-                   problems);
+        ReadValues(cluster.second, origin, source, false, &(*clusters)[cluster.first.Scalar()],
+                   nullptr, problems);
       }
       continue;
     }
-    if (key == "slurm_password") {
+    if (LooksLikeSecretName(key)) {
       problems->Add(Status::InvalidInput(
-          where + ": slurm_password is never read from files",
+          where + ": '" + EscapeControl(key) + "': a password is never read from files",
           "give --password-file FILE or $TRTLLM_RUN_SLURM_PASSWORD at run time"));
       continue;
     }
@@ -124,6 +154,10 @@ void ReadValues(const YAML::Node& map, const std::string& origin, bool top_level
     }
     if (!seen.insert(key).second) {
       problems->Add(Status::InvalidInput(where + ": key '" + key + "' is given twice"));
+      continue;
+    }
+    if (source == ConfigSource::kRepo && !RepoConfigMaySet(key)) {
+      problems->Add(RefusedInCheckout(where, key));
       continue;
     }
     std::vector<std::string> texts;
@@ -150,7 +184,99 @@ void ReadValues(const YAML::Node& map, const std::string& origin, bool top_level
   }
 }
 
+std::string FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  return "not a file";
+}
+
+std::string UserName(uid_t uid) {
+  struct passwd* pw = ::getpwuid(uid);
+  return pw != nullptr && pw->pw_name != nullptr ? std::string(pw->pw_name) : "no name";
+}
+
 }  // namespace
+
+Result<std::optional<std::string>> ReadOwnConfigFile(const std::string& path, ConfigSource source) {
+  // Non-blocking: opening a FIFO must not wait for a writer. The checkout's file is not
+  // followed through a symlink (it could name any file the caller can read).
+  int flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+  if (source == ConfigSource::kRepo) flags |= O_NOFOLLOW;
+  int fd = ::open(path.c_str(), flags);
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) return std::optional<std::string>();
+    if (err == ELOOP && source == ConfigSource::kRepo) {
+      return Status::InvalidInput("the config file " + path +
+                                      " is a symbolic link; a checkout's config is read only "
+                                      "when it is a regular file",
+                                  "replace the link with the file, or remove it");
+    }
+    return Status::InvalidInput("cannot read the config file " + path + ": " + std::strerror(err),
+                                "fix or remove the config file " + path);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat info {};
+  if (::fstat(fd, &info) != 0) {
+    const int err = errno;
+    return Status::InvalidInput("cannot read the config file " + path + ": " + std::strerror(err),
+                                "fix or remove the config file " + path);
+  }
+  const std::string refused = "the config file " + path + " is refused: it ";
+  if (!S_ISREG(info.st_mode)) {
+    return Status::InvalidInput(refused + "is not a regular file (" + FileKind(info.st_mode) + ")",
+                                "config files are read only when they are regular files; "
+                                "replace or remove " +
+                                    path);
+  }
+  const uid_t me = ::geteuid();
+  if (info.st_uid != me && info.st_uid != 0) {
+    return Status::InvalidInput(
+        refused + "is owned by uid " + std::to_string(info.st_uid) + " (" + UserName(info.st_uid) +
+            "), not by you (uid " + std::to_string(me) + ") or root",
+        "a config file someone else owns could set what trtllm-run does as you; take it "
+        "over (chown) or remove it");
+  }
+  if (info.st_mode & (S_IWGRP | S_IWOTH)) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    return Status::InvalidInput(refused + "is writable by " +
+                                    ((info.st_mode & S_IWOTH) ? "others" : "group") + " (mode " +
+                                    mode + ")",
+                                "anyone who can write it could set what trtllm-run does as you; "
+                                "chmod go-w " +
+                                    path);
+  }
+  if (static_cast<std::size_t>(info.st_size) > kMaxRequestFileBytes) {
+    return Status::InvalidInput(
+        TooLarge("config file", path, static_cast<std::size_t>(info.st_size), kMaxRequestFileBytes)
+            .message(),
+        "fix or remove the config file " + path);
+  }
+  std::string text;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      return Status::InvalidInput("cannot read the config file " + path + ": " + std::strerror(err),
+                                  "fix or remove the config file " + path);
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    if (text.size() > kMaxRequestFileBytes) {  // it grew while read
+      return TooLarge("config file", path, text.size(), kMaxRequestFileBytes);
+    }
+  }
+  return std::optional<std::string>(std::move(text));
+}
 
 std::string UserConfigPath() {
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
@@ -164,7 +290,8 @@ std::string RepoConfigPath(const std::string& repo_root) {
   return (fs::path(repo_root) / ".trtllm-run.yaml").string();
 }
 
-Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& origin) {
+Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& origin,
+                                   ConfigSource source) {
   if (text.size() > kMaxRequestFileBytes) {
     return TooLarge("config file", origin, text.size(), kMaxRequestFileBytes);
   }
@@ -187,7 +314,7 @@ Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& o
   }
   ProblemList problems;
   try {
-    ReadValues(root, origin, true, &file.values, &file.clusters, &problems);
+    ReadValues(root, origin, source, true, &file.values, &file.clusters, &problems);
   } catch (const YAML::Exception& e) {
     problems.Add(Status::InvalidInput(origin + ": " + e.what()));
   }
@@ -195,14 +322,21 @@ Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& o
   return file;
 }
 
+// The public forms (user_config.h) hold files to the stricter rules of a checkout's.
 Result<std::optional<ConfigFile>> LoadConfigFile(const std::string& path) {
-  std::error_code error;
-  if (path.empty() || !fs::exists(path, error)) return std::optional<ConfigFile>();
-  Result<std::string> text = ReadFileLimited(path, kMaxRequestFileBytes, "config file");
-  if (!text.ok()) {
-    return Status::InvalidInput(text.status().message(), "fix or remove the config file " + path);
-  }
-  Result<ConfigFile> parsed = ParseConfigText(text.value(), path);
+  return LoadConfigFile(path, ConfigSource::kRepo);
+}
+
+Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& origin) {
+  return ParseConfigText(text, origin, ConfigSource::kRepo);
+}
+
+Result<std::optional<ConfigFile>> LoadConfigFile(const std::string& path, ConfigSource source) {
+  if (path.empty()) return std::optional<ConfigFile>();
+  Result<std::optional<std::string>> text = ReadOwnConfigFile(path, source);
+  if (!text.ok()) return text.status();
+  if (!text.value()) return std::optional<ConfigFile>();
+  Result<ConfigFile> parsed = ParseConfigText(*text.value(), path, source);
   if (!parsed.ok()) return parsed.status();
   return std::optional<ConfigFile>(std::move(parsed.value()));
 }
