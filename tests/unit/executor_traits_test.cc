@@ -240,7 +240,7 @@ TEST_CASE("executor_options: checked by the executor, carried into the job spec"
   Result<PlannedCase> builtin = runtime->Plan(request);
   REQUIRE_FALSE(builtin.ok());
   CHECK(MessageBeforeRoute(builtin.status()) ==
-        "executor option 'queue=fast' (executor_options): the local_direct executor takes no "
+        "executor option 'queue' (executor_options): the local_direct executor takes no "
         "executor options");
 }
 

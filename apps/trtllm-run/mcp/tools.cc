@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "case_state.h"
+#include "model/trust.h"
 #include "schemas.h"
 #include "spawn.h"
 #include "trtllm_run/multi_run.h"
@@ -144,7 +145,7 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
   for (auto it = args.MemberBegin(); it != args.MemberEnd(); ++it) {
     std::string name(it->name.GetString(), it->name.GetStringLength());
     if (IsToolOption(tool, name)) continue;
-    if (name.find("password") != std::string::npos) {
+    if (LooksLikeSecretName(name)) {
       return Status::InvalidInput(
           "'" + EscapeControl(name) + "': passwords are never tool arguments",
           "use SSH keys, or a ControlMaster connection a person opened once "
@@ -153,6 +154,9 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
     std::vector<std::string> values;
     TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &values));
     for (const std::string& value : values) {
+      if (name == "ssh_option") {  // an agent's ssh options: the one filter (model/trust.h)
+        TRTLLM_RUN_RETURN_IF_ERROR(CheckUntrustedSshOption(value, "ssh_option"));
+      }
       TRTLLM_RUN_RETURN_IF_ERROR(name == "executor_option"
                                      ? SetExecutorOption(request, value, "executor_option")
                                      : SetRequestField(request, name, value, "--" + Kebab(name)));
@@ -308,6 +312,12 @@ ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
   if (!valid.ok()) return ToolError("run", valid);
   Result<std::vector<CaseEntry>> cases = LoadCasesFile(cases_file, shared);
   if (!cases.ok()) return ToolError("run", cases.status());
+  for (const CaseEntry& entry : cases.value()) {  // the agent named the file: same filter
+    for (const std::string& option : entry.request.ssh_option) {
+      Status allowed = CheckUntrustedSshOption(option, entry.origin + ": ssh_option");
+      if (!allowed.ok()) return ToolError("run", allowed);
+    }
+  }
   Result<std::vector<PlannedCase>> planned = [&] {
     std::lock_guard<std::mutex> lock(runtime_mu_);
     return PlanCases(*runtime_, cases.value(), nullptr);

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "case_state.h"
+#include "model/trust.h"
 #include "tools.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
@@ -55,7 +56,7 @@ Result<CommandOutput> RunBounded(const std::vector<std::string>& argv, double se
 }
 
 // Values that reach ssh or the probe's command line: no control characters, no option
-// lookalikes, no ssh options that run local commands.
+// lookalikes, only the ssh options of the one allow-list (model/trust.h).
 Status CheckProbeValue(const std::string& name, const std::string& value) {
   for (char c : value) {
     unsigned char u = static_cast<unsigned char>(c);
@@ -67,21 +68,7 @@ Status CheckProbeValue(const std::string& name, const std::string& value) {
   if (!value.empty() && value[0] == '-') {
     return Status::InvalidInput(name + " '" + value + "' starts with '-'");
   }
-  if (name == "ssh_options") {
-    std::size_t eq = value.find('=');
-    std::string key = value.substr(0, eq);
-    std::string lower = key;
-    std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
-    bool word = eq != std::string::npos && eq > 0 &&
-                std::all_of(key.begin(), key.end(),
-                            [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
-    if (!word || lower.find("command") != std::string::npos || lower == "match" ||
-        lower == "include" || lower == "proxyjump") {
-      return Status::InvalidInput("ssh_options '" + value + "' is not allowed",
-                                  "give Key=Value options that set no command, e.g. "
-                                  "UserKnownHostsFile=FILE or StrictHostKeyChecking=yes");
-    }
-  }
+  if (name == "ssh_options") return CheckUntrustedSshOption(value, name);
   return Status::Ok();
 }
 

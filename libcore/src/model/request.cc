@@ -11,6 +11,7 @@
 #include "model/edit_distance.h"
 #include "model/input_limits.h"
 #include "model/request_field_table.h"
+#include "model/trust.h"
 #include "model/utf8.h"
 #include "model/yaml_util.h"
 #include "slurm/slurm_time.h"
@@ -194,6 +195,16 @@ Status BadExecutorOptionKey(std::string_view key, const std::string& where) {
       "--executor-option queue=fast");
 }
 
+// A secret would be written to job_spec.json with the other executor options; its value
+// is not repeated.
+Status SecretExecutorOption(std::string_view key, const std::string& where) {
+  return Status::InvalidInput(where + ": executor option '" + std::string(key) +
+                                  "' names a secret; its value was not used or stored",
+                              "executor options are written to job_spec.json: the SSH password "
+                              "comes only from $TRTLLM_RUN_SLURM_PASSWORD, --password-file or the "
+                              "prompt");
+}
+
 // executor_options: a mapping of scalar keys to scalar values.
 Status ExecutorOptionsFromNode(const std::string& path, const YAML::Node& node,
                                std::map<std::string, std::string>* options) {
@@ -213,6 +224,7 @@ Status ExecutorOptionsFromNode(const std::string& path, const YAML::Node& node,
     }
     const std::string& key = entry.first.Scalar();
     if (!IsExecutorOptionKey(key)) return BadExecutorOptionKey(key, where);
+    if (LooksLikeSecretName(key)) return SecretExecutorOption(key, where);
     if (!options->emplace(key, entry.second.Scalar()).second) {
       return Status::InvalidInput(where + ": executor option '" + key + "' is given twice");
     }
@@ -242,8 +254,9 @@ Status LoadRequestNode(const std::string& path, const YAML::Node& root, CaseRequ
           "valid keys: " + ValidNames(false));
     }
     const std::string key = key_node.Scalar();
-    if (ToSnake(key) == "slurm_password") {
-      return Status::InvalidInput(where + ": key '" + key + "' is not allowed", kPasswordRefusal);
+    if (LooksLikeSecretName(key)) {
+      return Status::InvalidInput(where + ": key '" + EscapeControl(key) + "' is not allowed",
+                                  kPasswordRefusal);
     }
     if (ToSnake(key) == "executor_options") {
       loaded.executor_options.emplace();
@@ -348,9 +361,10 @@ const std::vector<RequestField>& RequestFields() {
 
 Status SetRequestField(CaseRequest* request, std::string_view name, std::string_view value,
                        std::string_view origin) {
-  if (ToSnake(name) == "slurm_password") {
+  if (LooksLikeSecretName(name)) {
     return Status::InvalidInput(
-        "slurm_password cannot be set as a request field" + FromOrigin(origin),
+        "'" + EscapeControl(std::string(name)) + "': a password cannot be set as a request field" +
+            FromOrigin(origin),
         "use $TRTLLM_RUN_SLURM_PASSWORD, --password-file or the interactive prompt");
   }
   const FieldDef* def = FindField(name);
@@ -369,6 +383,7 @@ Status SetExecutorOption(CaseRequest* request, std::string_view key_value,
   }
   std::string_view key = key_value.substr(0, eq);
   if (!IsExecutorOptionKey(key)) return BadExecutorOptionKey(key, where);
+  if (LooksLikeSecretName(key)) return SecretExecutorOption(key, where);
   if (!request->executor_options) request->executor_options.emplace();
   (*request->executor_options)[std::string(key)] = std::string(key_value.substr(eq + 1));
   return Status::Ok();

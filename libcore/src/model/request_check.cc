@@ -145,7 +145,12 @@ Status ValidateRequestValues(const CaseRequest& request) {
     }
   }
   for (const auto& [key, value] : request.executor_options.value_or(ExecutorOptions())) {
-    TRTLLM_RUN_RETURN_IF_ERROR(CheckValue("executor_option", key + "=" + value));
+    // Named by its key only: the value is never repeated in a message.
+    if (!CheckValue("executor_option", key + "=" + value).ok()) {
+      return Status::InvalidInput("executor option '" + EscapeControl(key) +
+                                      "' holds a NUL byte, invalid UTF-8 or a control character",
+                                  "executor option values are one line of UTF-8 text");
+    }
   }
   if (request.model_name && request.model_name->size() > kMaxModelNameBytes) {
     return Status::InvalidInput("model_name is " + std::to_string(request.model_name->size()) +

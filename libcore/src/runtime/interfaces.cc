@@ -31,9 +31,9 @@ std::optional<RouteClaim> Executor::Claim(const CaseRequest& /*request*/,
 
 Status Executor::CheckExecutorOptions(const std::map<std::string, std::string>& options) const {
   if (options.empty()) return Status::Ok();
-  const auto& [key, value] = *options.begin();
-  return Status::InvalidInput("executor option '" + key + "=" + value +
-                                  "' (executor_options): the " + Name() +
+  // The key only: a value is never repeated (it may be something meant to stay secret).
+  const std::string& key = options.begin()->first;
+  return Status::InvalidInput("executor option '" + key + "' (executor_options): the " + Name() +
                                   " executor takes no executor options",
                               "remove executor_options / --executor-option, or pick an executor "
                               "that takes them with --scenario");

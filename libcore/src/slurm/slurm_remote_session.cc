@@ -391,7 +391,7 @@ Status CheckRemoteSessionOptions(const std::map<std::string, std::string>& optio
   for (const auto& [key, value] : options) {
     if (key != kRemoteSessionOption) {
       return Status::InvalidInput(
-          "executor option '" + key + "=" + value + "' (executor_options): the " + executor +
+          "executor option '" + key + "' (executor_options): the " + executor +
               " executor takes only '" + kRemoteSessionOption + "'",
           "use --executor-option session=shared (the default: one shared session per "
           "destination for run --cases) or session=per-case");
