@@ -6,8 +6,15 @@
 // `clusters: {<cluster name>: {<request keys>}}` whose values override the top-level ones
 // when routing chose that cluster (its catalog entry, --slurm-cluster, or this host's
 // Slurm cluster). At most kMaxRequestFileBytes, within the YAML budget (input_limits.h).
-// Unknown keys, wrong values and a slurm_password key are kInvalidInput naming
-// file:line, with a did-you-mean.
+// Unknown keys, wrong values and a key that names a secret (slurm_password, any
+// *password*/*token*/..., any case) are kInvalidInput naming file:line, with a
+// did-you-mean.
+//
+// Trust (README "Who may set what"; runtime/config_trust.h): a repo's config may set
+// only harmless defaults (partition, account, time limits, models paths, timeouts,
+// sizes), the user's any config key; either file is read only when it is a regular file
+// owned by the caller or root and writable by neither group nor others. LoadConfigFile
+// and ParseConfigText below hold a file to the repo's (stricter) rules.
 //
 // Precedence of a field: flags > request file > repo config (its cluster section, then
 // its top level) > user config (likewise) > the cluster catalog. Each value taken from a
