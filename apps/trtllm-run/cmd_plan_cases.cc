@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -38,7 +37,7 @@ std::string Fit(const std::string& text, std::size_t width) {
   if (text.size() <= width) return text;
   if (width <= 3) return text.substr(0, width);
   const std::size_t keep = width - 3;
-  const std::size_t head = keep / 3;
+  const std::size_t head = keep / 2;
   return text.substr(0, head) + "..." + text.substr(text.size() - (keep - head));
 }
 
@@ -64,46 +63,48 @@ std::vector<std::string> CaseNotes(const CaseEntry& entry, const PlannedCase& pl
 }
 
 std::string Table(const std::vector<CaseEntry>& cases, const std::vector<PlannedCase>& planned) {
-  struct Column {
-    const char* title;
-    std::size_t width;
-  };
-  // Every column but the case's has a fixed width; the case's takes what is left.
-  const Column kIndex{"#", 4}, kWorkflow{"workflow", 10}, kScenario{"scenario", 14},
-      kModel{"model", 22}, kGpus{"GPUs", 5}, kNodes{"nodes", 6}, kTimeout{"timeout", 8},
-      kPartition{"partition", 12}, kAccount{"account", 12};
-  const std::size_t fixed = kIndex.width + kWorkflow.width + kScenario.width + kModel.width +
-                            kGpus.width + kNodes.width + kTimeout.width + kPartition.width +
-                            kAccount.width;
-  const int width = OutputWidth();
-  const std::size_t case_width =
-      std::max<std::size_t>(20, width > static_cast<int>(fixed) + 20 ? width - fixed : 20);
-  std::ostringstream out;
-  auto cell = [&](const std::string& text, std::size_t w) {
-    out << std::setw(static_cast<int>(w)) << Fit(text, w - 1);
-  };
-  out << std::left;
-  cell(kIndex.title, kIndex.width);
-  cell("case", case_width);
-  for (const Column& c : {kWorkflow, kScenario, kModel, kGpus, kNodes, kTimeout, kPartition}) {
-    cell(c.title, c.width);
-  }
-  out << kAccount.title << "\n";
+  auto shown = [](const std::string& text) { return text.empty() ? "-" : EscapeControl(text); };
+  // The rows as text; the case's name last, in what the other columns leave of the width.
+  std::vector<std::vector<std::string>> rows = {{"#", "workflow", "scenario", "model", "GPUs",
+                                                 "nodes", "timeout", "partition", "account",
+                                                 "case"}};
+  bool placed = false;  // any partition or account: else those columns are left out
   for (std::size_t i = 0; i < planned.size(); ++i) {
     const PlannedCase& plan = planned[i];
-    const CaseEntry& entry = cases[i];
-    auto shown = [](const std::string& text) { return text.empty() ? "-" : EscapeControl(text); };
     const std::size_t warnings = std::count_if(plan.notes.begin(), plan.notes.end(), IsWarning);
-    cell(std::to_string(entry.index) + (warnings ? "!" : ""), kIndex.width);
-    cell(shown(entry.name), case_width);
-    cell(shown(plan.plan.workflow_type), kWorkflow.width);
-    cell(shown(plan.scenario), kScenario.width);
-    cell(shown(plan.plan.model_name), kModel.width);
-    cell(std::to_string(plan.plan.total_required_devices), kGpus.width);
-    cell(std::to_string(plan.plan.node_count), kNodes.width);
-    cell(ShortDuration(plan.plan.monitor_timeout_seconds), kTimeout.width);
-    cell(shown(plan.placement.partition), kPartition.width);
-    out << Fit(shown(plan.placement.account), kAccount.width) << "\n";
+    placed = placed || !plan.placement.partition.empty() || !plan.placement.account.empty();
+    rows.push_back(
+        {std::to_string(cases[i].index) + (warnings ? "!" : ""), shown(plan.plan.workflow_type),
+         shown(plan.scenario), shown(plan.plan.model_name),
+         std::to_string(plan.plan.total_required_devices), std::to_string(plan.plan.node_count),
+         ShortDuration(plan.plan.monitor_timeout_seconds), shown(plan.placement.partition),
+         shown(plan.placement.account), shown(cases[i].name)});
+  }
+  constexpr std::size_t kPartition = 7, kAccount = 8, kCase = 9;
+  // Caps of the columns that may be long (model, partition, account): the rest of the
+  // width goes to the case's name.
+  const std::size_t caps[] = {6, 12, 14, 20, 5, 5, 8, 16, 16, 0};
+  std::vector<std::size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t c = 0; c < kCase; ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::size_t used = 0;
+  for (std::size_t c = 0; c < kCase; ++c) {
+    widths[c] = std::min(widths[c], caps[c]);
+    if (placed || (c != kPartition && c != kAccount)) used += widths[c] + 2;
+  }
+  const int width = OutputWidth();
+  const std::size_t case_width =
+      std::max<std::size_t>(24, width > static_cast<int>(used) ? width - used : 0);
+  std::ostringstream out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t c = 0; c < kCase; ++c) {
+      if (!placed && (c == kPartition || c == kAccount)) continue;
+      const std::string cell = Fit(row[c], widths[c]);
+      line += cell + std::string(widths[c] - cell.size() + 2, ' ');
+    }
+    out << line << Fit(row[kCase], case_width) << "\n";
   }
   return out.str();
 }
