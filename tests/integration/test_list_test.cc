@@ -235,6 +235,9 @@ TEST_CASE("test list: TIMEOUT (N) is the test's own pytest-timeout; its expiry i
           Catch::Contains("Timeout >2.0s"));
   CHECK(Str(result, "command") ==
         "pytest --timeout=60 accuracy/test_tiny.py::TestTiny::test_hangs");
+  // The diagnosis speaks of the test's limit, not the job's --monitor-timeout.
+  CHECK_THAT(Str(result, "diagnosis"), Catch::Contains("its own pytest-timeout limit"));
+  CHECK_THAT(Str(result, "diagnosis"), !Catch::Contains("--monitor-timeout"));
   const std::string spec = ReadTextFile(work_dir + "/job_spec.json");
   // The job's limit: the test's 60 s + a 300 s margin (no install step).
   CHECK_THAT(spec, Catch::Contains("\"monitor_timeout_seconds\": 360"));
