@@ -1,5 +1,5 @@
 // The directory of a `run --cases` run seen later (cases_dir.h): `status`, `attach` and
-// `cancel` of it; and `plan --cases FILE`, every case planned and nothing submitted.
+// `cancel` of it (`plan --cases FILE` is cmd_plan_cases.cc).
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <signal.h>
@@ -191,35 +191,6 @@ int CasesDirCancel(const std::string& dir, double wait, int kill_grace) {
   }
   std::cout << "cancelled: " << EscapeControl(dir) << ": " << Counts(now.value()) << "\n";
   return code;
-}
-
-int PlanCasesMain(const po::variables_map& vm, const CaseRequest& shared) {
-  const std::string path = vm["cases"].as<std::string>();
-  Result<std::vector<CaseEntry>> cases = LoadCasesFile(path, shared);
-  if (!cases.ok()) return Fail("plan", cases.status());
-  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
-  if (!runtime.ok()) return Fail("plan", runtime.status());
-  PrintPluginProblems(runtime.value()->registry());
-  Result<std::vector<PlannedCase>> planned = PlanCases(*runtime.value(), cases.value(), nullptr);
-  if (!planned.ok()) return Fail("plan", planned.status());
-  std::ostringstream out;
-  out << std::left << std::setw(4) << "#" << std::setw(24) << "case" << std::setw(10) << "workflow"
-      << std::setw(14) << "scenario" << std::setw(24) << "model" << std::setw(6) << "GPUs"
-      << std::setw(6) << "nodes" << std::setw(12) << "partition"
-      << "account\n";
-  for (std::size_t i = 0; i < planned->size(); ++i) {
-    const PlannedCase& plan = planned.value()[i];
-    const CaseEntry& entry = cases.value()[i];
-    auto shown = [](const std::string& text) { return text.empty() ? "-" : EscapeControl(text); };
-    out << std::setw(4) << entry.index << std::setw(24) << shown(entry.name) << std::setw(10)
-        << shown(plan.plan.workflow_type) << std::setw(14) << shown(plan.scenario) << std::setw(24)
-        << shown(plan.plan.model_name) << std::setw(6) << plan.plan.total_required_devices
-        << std::setw(6) << plan.plan.node_count << std::setw(12) << shown(plan.placement.partition)
-        << shown(plan.placement.account) << "\n";
-  }
-  out << planned->size() << " cases planned; nothing was written or submitted\n";
-  std::cout << out.str() << std::flush;
-  return kExitPassed;
 }
 
 }  // namespace trtllm_run::cli

@@ -52,12 +52,14 @@ int PlanMain(int argc, char** argv) {
       "plan against a saved slurm_env.json instead of probing the cluster (same as "
       "--slurm-env-file)")(
       "cases", po::value<std::string>()->value_name("FILE"),
-      "plan every case of FILE (the cases files of `run --cases`) and print a table: workflow, "
-      "scenario, model, GPUs, nodes, partition, account. Nothing is written or submitted; "
-      "every problem of every case is reported at once (exit 2)")(
+      "plan every case of FILE (the cases files of `run --cases`) and print a table that fits "
+      "the terminal (workflow, scenario, model, GPUs, nodes, timeout, partition, account; "
+      "cases with warnings marked !), then each case's notes and warnings; with --json, every "
+      "case's plan as JSON. Nothing is written or submitted; every problem of every case is "
+      "reported at once (exit 2)")(
       "json", po::bool_switch(),
-      "print the plan as JSON on stdout (work dir, scenario, notes, job_spec); the summary then "
-      "goes to stderr");
+      "print the plan as JSON on stdout (work dir, scenario, notes, job_spec; with --cases: "
+      "every case's plan); the summary then goes to stderr");
   po::options_description visible;
   visible.add(CaseOptions()).add(plan_options).add(PluginOptions());
   po::variables_map vm;

@@ -96,6 +96,44 @@ TEST_CASE("plan: a pytest case on local_slurm", "[plan][cli]") {
   CHECK_FALSE(fs::exists(wd + "/result.json"));  // nothing ran
 }
 
+TEST_CASE("plan: a test-list line's TIMEOUT (N) on local_slurm sizes the job's limits",
+          "[plan][cli][list]") {
+  Repo repo;
+  // 180 min for the test: pytest-timeout --timeout=10800; the job 3h + 30m install + 5m.
+  CliRun run = Plan(repo, {"--test-cmd",
+                           "accuracy/test_llm_api_pytorch.py::TestDeepSeekV3Lite::test_bfloat16 "
+                           "TIMEOUT (180) ISOLATION",
+                           "--scenario", "local_slurm", kSlurm, Fixture("slurm_env/cluster_a.json"),
+                           "--partition", "batch", "--llm-models-root", "/models", "--models-path",
+                           "/data/models"});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  rapidjson::Document spec = JobSpec(FindSingleWorkDir(repo.path));
+  REQUIRE(spec.IsObject());
+  CHECK(spec["monitor_timeout_seconds"].GetInt() == 12900);
+  CHECK(Str(spec["slurm_params"], "time_limit") == "03:35:00");
+  CHECK_THAT(run.stdout_text, Catch::Contains("time_limit 03:35:00: the job's monitor_timeout"));
+  CHECK_THAT(
+      ReadTextFile(Str(spec, "script_path")),
+      Catch::Contains("pytest --timeout=10800 "
+                      "accuracy/test_llm_api_pytorch.py::TestDeepSeekV3Lite::test_bfloat16"));
+  CHECK_THAT(run.stdout_text, Catch::Contains("Devices: 4 GPUs across 1 node"));
+
+  // Above the partition's MaxTime (small: 4h), the MaxTime caps it, with a note.
+  Repo small;
+  CliRun capped =
+      Plan(small,
+           {"--test-cmd",
+            "accuracy/test_llm_api_pytorch.py::TestDeepSeekV3Lite::test_bfloat16 "
+            "TIMEOUT (300)",
+            "--scenario", "local_slurm", kSlurm, Fixture("slurm_env/cluster_a.json"), "--partition",
+            "small", "--llm-models-root", "/models", "--models-path", "/data/models"});
+  INFO(capped.Describe());
+  REQUIRE(capped.exit_code == 0);
+  rapidjson::Document capped_spec = JobSpec(FindSingleWorkDir(small.path));
+  CHECK(Str(capped_spec["slurm_params"], "time_limit") == "04:00:00");
+}
+
 TEST_CASE("plan: remote_slurm, bench and perf-sanity", "[plan][cli]") {
   Repo repo;
   SECTION("remote_slurm bench") {

@@ -98,7 +98,9 @@ TEST_CASE("cases file: the format is what the text parses as", "[limits][multi]"
   REQUIRE(plain->size() == 4);
   CHECK(plain.value()[0].request.test_cmd == "pytest tests/unittest/llmapi");
   CHECK(plain.value()[1].request.test_cmd == "./run_tests.sh --fast");
-  CHECK(plain.value()[3].request.monitor_timeout == "5m");
+  // A test-list line's TIMEOUT is the test's (the pytest workflow reads it), not the job's.
+  CHECK(plain.value()[3].request.test_cmd == "tests/a.py::test_b TIMEOUT(5)");
+  CHECK_FALSE(plain.value()[3].request.monitor_timeout.has_value());
   CHECK(plain.value()[3].name == "tests/a.py::test_b");
   // Anything else is refused with its line; a file that starts as YAML gets YAML's error.
   std::string error = CasesError("tests/a.py::t\n'$(touch x)' y\n$(touch x)\nkey: value x\n");

@@ -232,3 +232,34 @@ TEST_CASE("hostile logs stay bounded", "[pytest_outcome]") {
 
 }  // namespace
 }  // namespace trtllm_run
+
+namespace trtllm_run {
+namespace {
+
+TEST_CASE("a pytest-timeout expiry is TIMEOUT naming the test", "[pytest_outcome][timeout]") {
+  SECTION("signal method: the test fails with 'Failed: Timeout >Ns'") {
+    RunResult result = Ended(RunStatus::kFailed, 1);
+    Judge(ParseLog(Fixture("timeout_signal.log")), "pytest -v test_t.py", &result);
+    CHECK(result.status == RunStatus::kTimeout);
+    CHECK_THAT(result.reason, Catch::Contains("pytest-timeout stopped test_t.py::test_slow") &&
+                                  Catch::Contains("Timeout >2.0s") &&
+                                  Catch::Contains("1 failed, 1 passed"));
+  }
+  SECTION("thread method: the banner, and the test -v named last without an outcome") {
+    Report report = ParseLog(Fixture("timeout_thread.log"));
+    CHECK(report.timeout_banner);
+    CHECK(report.last_started == "test_t.py::test_slow");
+    RunResult result = Ended(RunStatus::kFailed, 1);
+    Judge(report, "pytest -v test_t.py", &result);
+    CHECK(result.status == RunStatus::kTimeout);
+    CHECK_THAT(result.reason, Catch::Contains("pytest-timeout stopped test_t.py::test_slow"));
+  }
+  SECTION("an ordinary failure is not a timeout") {
+    RunResult result = Ended(RunStatus::kFailed, 1);
+    Judge(ParseLog(Fixture("mixed_verbose.log")), "pytest -v x", &result);
+    CHECK(result.status == RunStatus::kFailed);
+  }
+}
+
+}  // namespace
+}  // namespace trtllm_run

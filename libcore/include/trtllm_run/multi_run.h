@@ -16,9 +16,15 @@
 //       a path (tests/unittest/x)      -> pytest 'tests/unittest/x'
 //       a command (`python3 x.py -v`)  -> used as the test_cmd as it is; its first word
 //                                         must be a program name or a path
+//       a test-list line (commands/test_list_line.h: markers, -k/-m, full:, unittest/)
+//                                      -> the test_cmd as written (the pytest workflow
+//                                         reads its grammar)
 //     Any other line (one starting with a YAML/JSON character such as - [ { " ', or
-//     whose first word is not a program, e.g. `key:`) is refused, naming its line.
-//     A trailing " TIMEOUT (N)" (test-db lists) sets the case's monitor_timeout to N minutes.
+//     whose first word is not a program, e.g. `key:`) is refused, naming its line; so is
+//     a Mako template line (% ...). A command's trailing " TIMEOUT (N)" sets the case's
+//     monitor_timeout to N minutes.
+//   - A TensorRT-LLM test-db YAML (`version:` and lists of {condition:, tests:} blocks):
+//     every block's tests, each a test-list line; the case's notes name its block.
 // Precedence of a case's fields: its own keys > the shared options (the command line) >
 // the file's defaults.
 #ifndef TRTLLM_RUN_MULTI_RUN_H_
@@ -44,6 +50,9 @@ struct CaseEntry {
   std::string name;    // `name:` or the plain-list id; "" when none was given
   std::string origin;  // "cases.yaml:12 (case 3)": named in every message about the case
   CaseRequest request;
+  // Where the case came from when that is worth saying (a test-db block and its
+  // condition); shown with the case's plan.
+  std::vector<std::string> notes;
 };
 
 // Parses a cases file. `shared` holds the options given with it (the command line).

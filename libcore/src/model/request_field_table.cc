@@ -73,7 +73,8 @@ const std::vector<FieldDef>& FieldTable() {
       Str("container_image", &R::container_image,
           "Container image URI (default: from jenkins/current_image_tags.properties)"),
       Str("monitor_timeout", &R::monitor_timeout,
-          "Wall-clock limit: 1h, 30m, 3600s, HH:MM:SS or seconds (default: 1h)"),
+          "Wall-clock limit: 1h, 30m, 3600s, HH:MM:SS or seconds (default: 1h; pytest: the "
+          "test's own timeout + 30m for the install step + 5m)"),
       Str("max_pending", &R::max_pending,
           "Slurm: cancel the job (ERROR) when still pending after this long; same syntax "
           "as monitor_timeout (default: no bound)"),

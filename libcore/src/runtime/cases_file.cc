@@ -2,6 +2,7 @@
 // test ids, perf-sanity ids and test commands, one per line.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <sstream>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "commands/command_parse.h"
+#include "commands/test_list_line.h"
 #include "model/input_limits.h"
 #include "model/yaml_util.h"
 #include "runtime/dir_util.h"
@@ -240,14 +242,54 @@ std::string PlainLineProblem(const std::string& id) {
          " is not a program such as pytest, python3 or bash, nor a path to one";
 }
 
+// The case of one line of a plain list or a test-db block (trimmed, not a comment):
+// fills `entry` (name, request) and returns "", or returns the problem. A test-list line
+// (test_list_line.h) is the case's test_cmd as written, for the pytest workflow to read
+// with its markers and selectors; a bare id runs as `pytest '<id>'`; a command as it is.
+std::string LineCase(std::string id, const CaseRequest& shared, CaseEntry* entry) {
+  std::size_t comment = id.find(" #");
+  if (comment != std::string::npos) id = Trim(id.substr(0, comment));
+  if (id[0] == '%' || id.rfind("<%", 0) == 0) {
+    return Excerpt(id) +
+           " is a Mako template line; trtllm-run does not render Mako: render the list first "
+           "(TensorRT-LLM's test_list_parser.py does) or write its lines out";
+  }
+  CaseRequest own;
+  Result<std::optional<TestListLine>> list_line = ParseTestListLine(id);
+  if (!list_line.ok()) return list_line.status().ToString();
+  // Perf-sanity ids keep their own path (the perf-sanity workflow; TIMEOUT: the job's).
+  if (list_line.value() && (list_line.value()->HasExtras() || list_line.value()->IsUnittest()) &&
+      list_line.value()->id.find("test_e2e[") == std::string::npos) {
+    const TestListLine& line = *list_line.value();
+    entry->name = line.id;
+    if (line.k_expr) entry->name += " -k \"" + *line.k_expr + "\"";
+    if (line.m_expr) entry->name += " -m \"" + *line.m_expr + "\"";
+    own.test_cmd = id;
+  } else {
+    std::string without_timeout, minutes;
+    if (SplitTimeoutSuffix(id, &without_timeout, &minutes)) {
+      own.monitor_timeout = minutes + "m";  // a command's TIMEOUT (N): the job's limit
+      id = without_timeout;
+    }
+    if (std::string problem = PlainLineProblem(id); !problem.empty()) return problem;
+    entry->name = id;
+    own.test_cmd = TestCommandForId(id);
+  }
+  entry->request = Layer(CaseRequest{}, shared, own);
+  Result<CommandKind> kind = ClassifyCommand(entry->request);
+  if (!kind.ok()) return kind.status().ToString();
+  return "";
+}
+
 // The cases of a plain list: one test id, perf-sanity id or test command per line.
 // `yaml_error` is why the text is not YAML, when it is not.
 Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const std::string& origin,
                                                const CaseRequest& shared,
                                                const std::optional<std::string>& yaml_error) {
   const std::string kForms =
-      "a cases file is a YAML/JSON list of cases, a mapping with `cases:`, or a plain list "
-      "with one pytest node id, perf-sanity id (test_e2e[...]) or test command per line";
+      "a cases file is a YAML/JSON list of cases, a mapping with `cases:`, a test-db YAML, or "
+      "a plain list with one pytest node id, test-list line, perf-sanity id (test_e2e[...]) or "
+      "test command per line";
   std::vector<CaseEntry> cases;
   std::vector<std::string> problems;
   std::istringstream lines(text);
@@ -258,7 +300,7 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
     ++number;
     std::string id(Trim(line));
     if (id.empty() || id[0] == '#' || id == "---") continue;
-    if (first && yaml_error) {
+    if (first && yaml_error && id[0] != '%') {
       // A file that starts as YAML does (a list item, a flow collection, a quoted or a
       // plain `key:`) was meant as YAML: say why it is not.
       const std::string word = id.substr(0, id.find_first_of(" \t"));
@@ -267,28 +309,12 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
       }
     }
     first = false;
-    std::size_t comment = id.find(" #");
-    if (comment != std::string::npos) id = Trim(id.substr(0, comment));
     CaseEntry entry;
     entry.index = static_cast<int>(cases.size() + problems.size()) + 1;
     entry.origin =
         origin + ":" + std::to_string(number) + " (case " + std::to_string(entry.index) + ")";
-    CaseRequest own;
-    std::string without_timeout, minutes;
-    if (SplitTimeoutSuffix(id, &without_timeout, &minutes)) {
-      own.monitor_timeout = minutes + "m";
-      id = without_timeout;
-    }
-    if (std::string problem = PlainLineProblem(id); !problem.empty()) {
+    if (std::string problem = LineCase(id, shared, &entry); !problem.empty()) {
       problems.push_back(entry.origin + ": " + problem);
-      continue;
-    }
-    entry.name = id;
-    own.test_cmd = TestCommandForId(id);
-    entry.request = Layer(CaseRequest{}, shared, own);
-    Result<CommandKind> kind = ClassifyCommand(entry.request);
-    if (!kind.ok()) {
-      problems.push_back(entry.origin + ": " + kind.status().ToString());
       continue;
     }
     cases.push_back(std::move(entry));
@@ -304,6 +330,121 @@ Result<std::vector<CaseEntry>> ParsePlainCases(const std::string& text, const st
                                 all.hint());
   }
   return cases;
+}
+
+// "system_gpu_count>=4, system_gpu_count<=4, gpu=*b200*, stage=pre_merge": a test-db
+// block's condition in one line, for the notes (the conditions are not evaluated).
+std::string ConditionText(const YAML::Node& node, const std::string& key) {
+  if (!node) return "";
+  if (node.IsScalar()) {
+    if (key == "gte") return ">=" + node.Scalar();
+    if (key == "lte") return "<=" + node.Scalar();
+    if (key == "gt") return ">" + node.Scalar();
+    if (key == "lt") return "<" + node.Scalar();
+    return "=" + node.Scalar();
+  }
+  std::string text;
+  if (node.IsSequence()) {
+    for (const auto& item : node) {
+      text += (text.empty() ? "" : "|") + (item.IsScalar() ? item.Scalar() : std::string("..."));
+    }
+    return "=" + text;
+  }
+  for (const auto& entry : node) {
+    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : "?";
+    const bool level = name == "ranges" || name == "wildcards" || name == "terms";
+    std::string part = ConditionText(entry.second, name);
+    if (part.empty()) continue;
+    if (!level && entry.second.IsMap()) {
+      // system_gpu_count: {gte: 4, lte: 4} -> system_gpu_count>=4, system_gpu_count<=4
+      std::string named;
+      for (const auto& bound : entry.second) {
+        named += (named.empty() ? "" : ", ") + name +
+                 ConditionText(bound.second, bound.first.IsScalar() ? bound.first.Scalar() : "");
+      }
+      part = named;
+    } else if (!level) {
+      part = name + part;
+    }
+    text += (text.empty() ? "" : ", ") + part;
+  }
+  return text;
+}
+
+// A test-db YAML (tests/integration/test_lists/test-db/*.yml): `version:` and one or more
+// lists of blocks {condition: ..., tests: [lines]}. Every block's tests are read, in file
+// order; each case's notes name its block and condition, which is not evaluated here.
+Result<std::vector<CaseEntry>> ParseTestDbCases(const YAML::Node& root, const std::string& origin,
+                                                const CaseRequest& shared) {
+  std::vector<CaseEntry> cases;
+  std::vector<std::string> problems;
+  int index = 0;
+  for (const auto& list : root) {
+    const std::string list_name = list.first.IsScalar() ? list.first.Scalar() : "";
+    if (list_name == "version") continue;
+    if (!list.second.IsSequence()) {
+      return Status::InvalidInput(YamlWhere(origin, list.first.Mark()) + ": test-db key '" +
+                                      EscapeControl(list_name) +
+                                      "' must be a list of blocks {condition: ..., tests: [...]}",
+                                  "a test-db YAML is `version:` and lists of such blocks, as in "
+                                  "tests/integration/test_lists/test-db/");
+    }
+    int block = 0;
+    for (const auto& item : list.second) {
+      ++block;
+      const std::string block_name = EscapeControl(list_name) + "[" + std::to_string(block) + "]";
+      if (!item.IsMap() || !item["tests"]) {
+        problems.push_back(YamlWhere(origin, item.Mark()) + ": block " + block_name +
+                           " has no `tests:` list");
+        continue;
+      }
+      const YAML::Node tests = item["tests"];
+      if (tests.IsNull()) continue;
+      if (!tests.IsSequence()) {
+        problems.push_back(YamlWhere(origin, tests.Mark()) + ": `tests:` of block " + block_name +
+                           " must be a list of test-list lines");
+        continue;
+      }
+      const std::string condition = ConditionText(item["condition"], "");
+      const std::string note = "read from test-db block " + block_name + " of " + origin +
+                               " (condition: " + (condition.empty() ? "none" : condition) +
+                               "; not evaluated here: every block's tests are read)";
+      for (const auto& test : tests) {
+        CaseEntry entry;
+        entry.index = ++index;
+        entry.origin = YamlWhere(origin, test.Mark()) + " (case " + std::to_string(index) + ")";
+        if (!test.IsScalar() || Trim(test.Scalar()).empty()) {
+          problems.push_back(entry.origin + ": a test of block " + block_name +
+                             " must be one test-list line");
+          continue;
+        }
+        entry.notes.push_back(note);
+        if (std::string problem = LineCase(std::string(Trim(test.Scalar())), shared, &entry);
+            !problem.empty()) {
+          problems.push_back(entry.origin + ": " + problem);
+          continue;
+        }
+        cases.push_back(std::move(entry));
+      }
+    }
+  }
+  if (index == 0 && problems.empty()) {
+    return Status::InvalidInput(origin + ": the test-db YAML lists no tests in any block");
+  }
+  if (!problems.empty()) return AllProblems(origin, problems, std::max<std::size_t>(index, 1));
+  return cases;
+}
+
+// A test-db YAML rather than a cases mapping: `version:` beside lists of blocks.
+bool IsTestDb(const YAML::Node& root) {
+  if (!root.IsMap() || !root["version"]) return false;
+  for (const auto& entry : root) {
+    if (entry.second.IsSequence() && entry.second.size() > 0 && entry.second[0].IsMap() &&
+        (entry.second[0]["tests"] || entry.second[0]["condition"])) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -325,6 +466,14 @@ Result<std::vector<CaseEntry>> ParseCasesText(const std::string& text, const std
     yaml_error = YamlWhere(origin, e.mark) + ": not valid YAML or JSON: " + e.msg;
   }
   if (!yaml_error && (root.IsSequence() || root.IsMap())) {
+    try {
+      if (IsTestDb(root)) {
+        TRTLLM_RUN_RETURN_IF_ERROR(CheckYamlNodeLimits(root, origin));
+        return ParseTestDbCases(root, origin, shared);
+      }
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidInput(origin + ": " + e.what());
+    }
     return ParseYamlCases(root, origin, shared);
   }
   return ParsePlainCases(body, origin, shared, yaml_error);

@@ -20,6 +20,28 @@ std::string CaseLabel(const CaseOutcome& outcome) {
   return "case " + std::to_string(outcome.entry.index);
 }
 
+namespace {
+
+std::string ListMarkerOf(const RunResult& result) {
+  auto found = result.details.find("list_marker");
+  return found == result.details.end() ? "" : found->second;
+}
+
+// A FAILED case the test list expects may fail (XFAIL) or knows to be flaky (UNSTABLE):
+// reported as such, and not a failure of the run, as in TensorRT-LLM's CI.
+bool ExcusedByListMarker(const RunResult& result) {
+  const std::string marker = ListMarkerOf(result);
+  return result.status == RunStatus::kFailed && (marker == "XFAIL" || marker == "UNSTABLE");
+}
+
+// "FAILED (XFAIL)", "PASSED (UNSTABLE)", "SKIPPED (SKIP)"; the bare status otherwise.
+std::string StatusWithMarker(const RunResult& result) {
+  const std::string marker = ListMarkerOf(result);
+  return std::string(RunStatusName(result.status)) + (marker.empty() ? "" : " (" + marker + ")");
+}
+
+}  // namespace
+
 std::string Seconds(double seconds) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.1fs", seconds);
@@ -37,7 +59,9 @@ int ExitCodeForCases(const MultiRunResult& result) {
   if (interrupted) return kExitUserInterrupt;
   for (RunStatus status : kBySeverity) {
     for (const CaseOutcome& outcome : result.cases) {
-      if (outcome.result.status == status) return ExitCodeFor(outcome.result);
+      if (outcome.result.status == status && !ExcusedByListMarker(outcome.result)) {
+        return ExitCodeFor(outcome.result);
+      }
     }
   }
   return kExitPassed;
@@ -144,9 +168,10 @@ std::string CasesToJson(const MultiRunResult& result) {
 std::string CasesToJUnit(const MultiRunResult& result) {
   int failures = 0, skipped = 0;
   for (const CaseOutcome& outcome : result.cases) {
-    skipped += outcome.result.status == RunStatus::kSkipped;
-    failures +=
-        outcome.result.status != RunStatus::kPassed && outcome.result.status != RunStatus::kSkipped;
+    const bool excused = ExcusedByListMarker(outcome.result);
+    skipped += outcome.result.status == RunStatus::kSkipped || excused;
+    failures += outcome.result.status != RunStatus::kPassed &&
+                outcome.result.status != RunStatus::kSkipped && !excused;
   }
   char total_time[64];
   std::snprintf(total_time, sizeof total_time, "%.3f", std::max(0.0, result.duration_seconds));
@@ -180,9 +205,20 @@ std::string CasesToJUnit(const MultiRunResult& result) {
     property("work_dir", r.work_dir);
     property("log_file", r.log_file);
     if (!outcome.job_id.empty()) property("job_id", outcome.job_id);
+    const std::string marker = ListMarkerOf(r);
+    if (!marker.empty()) {
+      property("list_marker", marker);
+      auto reason = r.details.find("list_marker_reason");
+      property("list_marker_reason", reason == r.details.end() ? "" : reason->second);
+    }
     xml += "      </properties>\n";
     if (r.status == RunStatus::kSkipped) {
-      xml += "      <skipped" + attr("message", r.reason) + "/>\n";
+      xml += "      <skipped" + (marker.empty() ? "" : attr("type", marker)) +
+             attr("message", r.reason) + "/>\n";
+    } else if (ExcusedByListMarker(r)) {
+      // As pytest's JUnit writes an xfailed test: skipped, typed by the list's marker.
+      xml += "      <skipped" + attr("type", marker) +
+             attr("message", marker + " in the test list: " + r.reason) + "/>\n";
     } else if (r.status != RunStatus::kPassed) {
       xml += "      " + FailureElement(r) + "\n";
     }
@@ -203,12 +239,12 @@ std::string FormatCasesTable(const MultiRunResult& result) {
     std::string label = CaseLabel(outcome);
     if (label.size() > 48) label = label.substr(0, 45) + "...";
     rows.push_back({std::to_string(outcome.entry.index), label, outcome.scenario,
-                    outcome.job_id.empty() ? "-" : outcome.job_id,
-                    RunStatusName(outcome.result.status),
+                    outcome.job_id.empty() ? "-" : outcome.job_id, StatusWithMarker(outcome.result),
                     outcome.result.tests ? FormatTestCounts(*outcome.result.tests) : "-",
                     Seconds(outcome.result.duration_seconds),
                     outcome.result.work_dir.empty() ? "-" : outcome.result.work_dir});
-    ++counts[RunStatusName(outcome.result.status)];
+    ++counts[ExcusedByListMarker(outcome.result) ? StatusWithMarker(outcome.result)
+                                                 : RunStatusName(outcome.result.status)];
   }
   std::vector<std::size_t> widths(rows[0].size(), 0);
   for (const auto& row : rows) {

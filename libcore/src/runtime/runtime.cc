@@ -13,6 +13,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "commands/test_list_line.h"
 #include "model/input_limits.h"
 #include "model/problems.h"
 #include "os/ssh.h"
@@ -376,7 +377,9 @@ Result<PlannedCase> Runtime::Plan(const CaseRequest& request) const {
   if (!plan.ok()) return plan.status();
   planned.plan = std::move(plan.value());
   planned.plan.repo_root = repo_root.value();
-  planned.plan.monitor_timeout_seconds = timeout.value();
+  // Given (flag, request or config file): it bounds the job. Else the workflow's own
+  // limit (JobPlan's default 3600 s, or one derived from the test's, as pytest's is).
+  if (planned.request.monitor_timeout) planned.plan.monitor_timeout_seconds = timeout.value();
   planned.plan.max_pending_seconds = max_pending;
   planned.plan.silence_timeout_seconds = silence_timeout;
   planned.notes.push_back("workflow " + workflow_name + ": claimed the request (registry order)");
@@ -419,6 +422,46 @@ Result<PreparedCase> Runtime::Prepare(const CaseRequest& request) const {
   return PreparePlanned(planned.value());
 }
 
+namespace {
+
+constexpr char kListMarkerKey[] = "list_marker";
+constexpr char kListMarkerReasonKey[] = "list_marker_reason";
+
+// A test-list line's SKIP / XFAIL / UNSTABLE (test_list_line.h) in job_spec.json's extra,
+// so that a work dir run later (`run <work dir>`) honours it too.
+void RecordListMarker(const CaseRequest& request, JobSpec* spec) {
+  if (!request.test_cmd) return;
+  Result<std::optional<TestListLine>> line = ParseTestListLine(*request.test_cmd);
+  if (!line.ok() || !line.value() || line.value()->marker == ListMarker::kNone) return;
+  spec->extra[kListMarkerKey] = ListMarkerName(line.value()->marker);
+  spec->extra[kListMarkerReasonKey] = line.value()->reason;
+}
+
+std::string ExtraOf(const JobSpec& spec, const char* key) {
+  auto found = spec.extra.find(key);
+  return found == spec.extra.end() ? "" : found->second;
+}
+
+// XFAIL / UNSTABLE: recorded with the verdict (details, a note), which stays as it was.
+void ApplyListMarker(const JobSpec& spec, RunResult* result) {
+  const std::string marker = ExtraOf(spec, kListMarkerKey);
+  if (marker != "XFAIL" && marker != "UNSTABLE") return;
+  const std::string reason = ExtraOf(spec, kListMarkerReasonKey);
+  result->details[kListMarkerKey] = marker;
+  result->details[kListMarkerReasonKey] = reason;
+  result->notes.push_back(marker + (reason.empty() ? "" : " (" + reason + ")") +
+                          " in the test list: " +
+                          (result->status == RunStatus::kPassed
+                               ? std::string("it passed")
+                               : std::string("it is ") + RunStatusName(result->status) +
+                                     (result->status == RunStatus::kFailed
+                                          ? ", as the list allows (a multi-case run does not "
+                                            "count it as a failure)"
+                                          : "")));
+}
+
+}  // namespace
+
 Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) const {
   PlannedCase planned = planned_case;
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
@@ -447,6 +490,7 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   spec.required_devices_per_node = plan.required_devices_per_node;
   spec.node_count = plan.node_count;
   spec.executor_options = prepared.planned.request.executor_options.value_or(ExecutorOptions());
+  RecordListMarker(prepared.planned.request, &spec);
   Status status = GuardPluginCall(ExecutorLabel(spec.scenario), "Prepare()", [&] {
     return executor.value()->Prepare(prepared.planned.request, prepared.planned.plan,
                                      prepared.planned.placement, &spec);
@@ -512,10 +556,22 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
   RunResult result;
   Result<std::shared_ptr<Executor>> executor = registry.CreateExecutor(spec.scenario);
   if (options.progress) *options.progress << "trtllm-run: work dir " << spec.work_dir << "\n";
+  const bool list_skip = ExtraOf(spec, kListMarkerKey) == "SKIP";
   if (!executor.ok()) {
     result.status = RunStatus::kError;
     result.reason = executor.status().ToString();
     result.errors.push_back(result.reason);
+  } else if (list_skip) {
+    // TensorRT-LLM's SKIP (waives.txt): the test is not run at all.
+    const std::string reason = ExtraOf(spec, kListMarkerReasonKey);
+    result.status = RunStatus::kSkipped;
+    result.reason = "SKIP in the test list" + (reason.empty() ? "" : " (" + reason + ")") +
+                    ": the test was not run";
+    result.details[kListMarkerKey] = "SKIP";
+    result.details[kListMarkerReasonKey] = reason;
+    const std::string now = NowIso8601();
+    result.started_at = now;
+    result.finished_at = now;
   } else if (options.cancel && options.cancel->cancelled()) {
     result.status = RunStatus::kCancelled;
     result.reason = "cancelled before the job started";
@@ -546,7 +602,8 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
     result.monitor_timeout_seconds = planned.plan.monitor_timeout_seconds;
   }
   result.notes.insert(result.notes.begin(), planned.notes.begin(), planned.notes.end());
-  JudgeWithWorkflow(registry, spec, planned.plan.command, &result);
+  if (!list_skip) JudgeWithWorkflow(registry, spec, planned.plan.command, &result);
+  ApplyListMarker(spec, &result);
   Diagnose(&result, spec);  // spec 000 "Failure Diagnosis", the same for every executor
 
   Status written = WriteResult(result);

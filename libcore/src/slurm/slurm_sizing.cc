@@ -181,6 +181,16 @@ Status CheckTimeLimit(const CaseRequest& request, ResolvedSlurmJob* job) {
     if (max && (tightest == nullptr || *max < *MaxTimeSeconds(*tightest))) tightest = &partition;
   }
   std::optional<int> seconds = ParseSlurmDuration(job->time_limit);  // nullopt: UNLIMITED
+  if (!request.time_limit && !request.monitor_timeout && seconds &&
+      plan.monitor_timeout_seconds > *seconds) {
+    // The workflow's own limit (a test's TIMEOUT (N) plus the install step) is above the
+    // default time limit: the job gets that long (a partition's MaxTime still caps it).
+    job->notes.push_back("time_limit " + SlurmTimeText(plan.monitor_timeout_seconds) +
+                         ": the job's monitor_timeout, above the default " + job->time_limit +
+                         " (give --time-limit to choose)");
+    job->time_limit = SlurmTimeText(plan.monitor_timeout_seconds);
+    seconds = plan.monitor_timeout_seconds;
+  }
   if (tightest != nullptr) {
     const int max = *MaxTimeSeconds(*tightest);
     const std::string max_text = SlurmTimeText(max);

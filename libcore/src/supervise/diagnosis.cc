@@ -215,6 +215,15 @@ void AddStatusFindings(const DiagnosisInput& in, std::vector<std::string>* findi
       }
       break;
     case RunStatus::kTimeout: {
+      if (in.reason.rfind("pytest-timeout stopped ", 0) == 0) {
+        // The test's own limit (pytest-timeout), not the job's: see the pytest workflow.
+        findings->push_back(
+            "A test ran past its own pytest-timeout limit (a test list's TIMEOUT (N) minutes, "
+            "a --timeout in the command, or PYTEST_TIMEOUT, 3600 s by default): raise TIMEOUT "
+            "(N) on the list line if it needs longer, or read its stack in the log for where "
+            "it hung.");
+        break;
+      }
       std::string limits;
       if (in.monitor_timeout_seconds > 0) {
         limits = "monitor_timeout " + FormatSeconds(in.monitor_timeout_seconds);

@@ -238,6 +238,32 @@ void ParseShortSummaryLine(std::string_view line, Collector* collector) {
   collector->Add(name, outcome, message);
 }
 
+// TIMEOUT when pytest-timeout stopped a test: each test whose failure is its "Failed:
+// Timeout >Ns" (signal method), else the test running when its banner was printed
+// (thread method, which ends pytest before any summary). False when it did not fire.
+bool JudgeTestTimeout(const Report& report, RunResult* result) {
+  std::string named;
+  for (const TestCaseOutcome& test : report.tests) {
+    if (test.outcome != "failed" && test.outcome != "error") continue;
+    if (test.message.find("Timeout >") == std::string::npos) continue;
+    named += (named.empty() ? "" : ", ") + test.name + " (" + test.message + ")";
+  }
+  if (named.empty() && !report.timeout_banner) return false;
+  if (named.empty()) {
+    named = report.last_started.empty() ? std::string("a test (run pytest with -v to see which)")
+                                        : report.last_started;
+  }
+  result->notes.push_back(std::string("the executor's verdict was ") +
+                          RunStatusName(result->status) +
+                          (result->reason.empty() ? "" : ": " + result->reason));
+  result->status = RunStatus::kTimeout;
+  result->reason = "pytest-timeout stopped " + named +
+                   ": the test ran past its own timeout (--timeout / PYTEST_TIMEOUT)" +
+                   (report.counts ? "; pytest: " + FormatTestCounts(*report.counts) : "");
+  result->errors.push_back(result->reason);
+  return true;
+}
+
 }  // namespace
 
 bool ParseSummaryLine(std::string_view line, TestCounts* counts) {
@@ -343,6 +369,16 @@ Report ParseLog(std::string_view log) {
       }
       continue;
     }
+    if (StartsWith(text, "+++") && EndsWith(text, "+++") &&
+        text.find(" Timeout ") != std::string_view::npos) {
+      report.timeout_banner = true;
+      continue;
+    }
+    if (!in_short_summary && text.find("::") != std::string_view::npos &&
+        NodeIdEnd(text) == text.size()) {
+      report.last_started = std::string(text);  // -v names a test before it runs
+      continue;
+    }
     if (StartsWith(text, "INTERNALERROR>")) {
       if (report.internal_error.empty()) report.internal_error = Clip(text);
       continue;
@@ -377,6 +413,7 @@ void Judge(const Report& report, const std::string& asked, RunResult* result) {
   if (!pytest_ran) return;
 
   const std::string counts_text = report.counts ? FormatTestCounts(*report.counts) : "";
+  if (*result->exit_code != 0 && JudgeTestTimeout(report, result)) return;
   auto become_error = [&](const std::string& why) {
     result->notes.push_back(std::string("the executor's verdict was ") +
                             RunStatusName(result->status) +

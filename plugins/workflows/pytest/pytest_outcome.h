@@ -26,6 +26,12 @@ struct Report {
   std::string interrupted;     // "1 error during collection" of "!!! Interrupted: ... !!!"
   std::string internal_error;  // the first INTERNALERROR> line
   std::string usage_error;     // "ERROR: file or directory not found: x", "pytest: error: ..."
+  // pytest-timeout's expiry: the "+++++ Timeout +++++" banner it prints (both methods),
+  // and the test -v printed last without an outcome (the one running when the thread
+  // method ended the process); tests whose failure is "Failed: Timeout >Ns" (signal method)
+  // are in `tests` with that message.
+  bool timeout_banner = false;
+  std::string last_started;
 };
 
 // At most this many per-test outcomes are kept (a huge -v log cannot bloat result.json).
@@ -45,7 +51,8 @@ Report ParseLog(std::string_view log);
 // summary (its status lost in a pipe) -> FAILED; exit 0 with every selected test skipped
 // -> SKIPPED with the skip reasons; exit 1 -> FAILED naming the failed tests; exit 2 / 3 / 4
 // -> ERROR naming interrupted / internal error / usage error; exit 5 -> ERROR "no tests
-// were collected" naming `asked` (the command). Other verdicts keep their status.
+// were collected" naming `asked` (the command). A non-zero exit after pytest-timeout
+// stopped a test -> TIMEOUT naming the test(s). Other verdicts keep their status.
 void Judge(const Report& report, const std::string& asked, RunResult* result);
 
 }  // namespace pytest_outcome

@@ -13,6 +13,7 @@
 
 #include "commands/command_parse.h"
 #include "commands/derive.h"
+#include "commands/test_list_line.h"
 #include "model/input_limits.h"
 #include "perf_sanity_plan.h"
 #include "pytest_outcome.h"
@@ -80,6 +81,18 @@ CommandWords ReadCommand(const std::vector<ShellToken>& tokens) {
 // TensorRT-LLM runs its integration tests from this directory (its pytest.ini and
 // conftest.py live there), and its test lists name them relative to it.
 constexpr char kIntegrationDefs[] = "tests/integration/defs";
+// Its unit tests run from tests/ (tests/integration/defs/test_unittests.py), named
+// `unittest/...` in the test lists.
+constexpr char kTestsDir[] = "tests";
+
+// pytest-timeout's per-test limits, as TensorRT-LLM's CI sets them: --timeout=3600 for an
+// integration test, --timeout=1600 for each unit test of a `unittest/...` line.
+constexpr int kDefaultTestTimeoutSeconds = 3600;
+constexpr int kUnittestTestTimeoutSeconds = 1600;
+// The job's own limit covers the test's and these: the install step, then a margin so
+// that pytest-timeout, which names the test, fires before the job is stopped.
+constexpr int kInstallAllowanceSeconds = 1800;
+constexpr int kTimeoutMarginSeconds = 300;
 
 struct TestFile {
   std::string path;  // the file, absolute
@@ -94,6 +107,9 @@ Result<TestFile> FindTestFile(const std::string& file, const std::string& repo_r
   std::vector<std::pair<fs::path, std::string>> candidates;
   if (fs::path(file).is_absolute()) {
     candidates.emplace_back(file, "");
+  } else if (file.rfind("unittest/", 0) == 0) {
+    candidates.emplace_back(fs::path(repo_root) / kTestsDir / file, kTestsDir);
+    candidates.emplace_back(fs::path(repo_root) / file, "");
   } else {
     candidates.emplace_back(fs::path(repo_root) / file, "");
     candidates.emplace_back(fs::path(repo_root) / kIntegrationDefs / file, kIntegrationDefs);
@@ -109,7 +125,7 @@ Result<TestFile> FindTestFile(const std::string& file, const std::string& repo_r
   return Status::InvalidInput(
       "test file '" + file + "' of test_cmd was not found (looked at " + tried + ")",
       "give --repo-root of the TensorRT-LLM checkout the test belongs "
-      "to, or a path relative to it or to tests/integration/defs");
+      "to, or a path relative to it, to tests/integration/defs or (unittest/...) to tests");
 }
 
 // Model name from the node id: the class without "Test", else the function without
@@ -148,6 +164,110 @@ Status PytestFitsOneNode(const PlacementFacts& facts, JobPlan* plan) {
   return Status::Ok();
 }
 
+// The pytest command of a test-list line: the id and its selectors, and the line's
+// TIMEOUT (N) as pytest-timeout's --timeout in seconds (an integration test's own limit;
+// a unittest line's TIMEOUT bounds the whole run, as CI's test_unittests_v2 wrapper does).
+std::string ListLineCommand(const TestListLine& line) {
+  std::string command = "pytest";
+  if (line.timeout_minutes && !line.IsUnittest()) {
+    command += " --timeout=" + std::to_string(*line.timeout_minutes * 60);
+  }
+  command += " " + ShellQuote(line.id);
+  if (line.k_expr) command += " -k " + ShellQuote(*line.k_expr);
+  if (line.m_expr) command += " -m " + ShellQuote(*line.m_expr);
+  return command;
+}
+
+void AddListLineNotes(const TestListLine& line, std::vector<std::string>* notes) {
+  if (!line.gpu_prefix.empty()) {
+    notes->push_back("full:" + line.gpu_prefix + "/: TensorRT-LLM's CI applies this line on " +
+                     line.gpu_prefix + " machines only; it is planned as given, whatever the GPU");
+  }
+  if (line.marker == ListMarker::kSkip) {
+    notes->push_back("SKIP" + (line.reason.empty() ? "" : " (" + line.reason + ")") +
+                     ": the test is not run; its verdict is SKIPPED");
+  } else if (line.marker != ListMarker::kNone) {
+    notes->push_back(std::string(ListMarkerName(line.marker)) +
+                     (line.reason.empty() ? "" : " (" + line.reason + ")") +
+                     ": the test runs; its verdict is recorded as " + ListMarkerName(line.marker) +
+                     " (result.json details.list_marker, JUnit), and a FAILED one does not "
+                     "fail a multi-case run");
+  }
+  if (line.isolation) {
+    notes->push_back("ISOLATION: the test runs in a pytest process of its own (every case does)");
+  }
+}
+
+// N when `expr` (a -m selector) is TensorRT-LLM's N-GPU mark `gpuN` alone.
+std::optional<int> GpuMarkSelected(const std::string& expr) {
+  const std::string text = Trim(expr);
+  if (text.size() < 4 || text.compare(0, 3, "gpu") != 0) return std::nullopt;
+  std::optional<long long> n = ParseInteger(std::string_view(text).substr(3), 1, 64);
+  if (!n) return std::nullopt;
+  return static_cast<int>(*n);
+}
+
+// The per-test limit the command gives pytest-timeout itself (--timeout=S / --timeout S).
+std::optional<int> CommandTestTimeout(const std::vector<ShellToken>& tokens) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& word = tokens[i].text;
+    std::optional<long long> seconds;
+    if (word.rfind("--timeout=", 0) == 0) {
+      seconds = ParseInteger(std::string_view(word).substr(10), 0, 99999999);
+    } else if (word == "--timeout" && i + 1 < tokens.size()) {
+      seconds = ParseInteger(tokens[i + 1].text, 0, 99999999);
+    } else {
+      continue;
+    }
+    if (seconds) return static_cast<int>(*seconds);
+  }
+  return std::nullopt;
+}
+
+// Each test's own limit (pytest-timeout) and the job's, which covers it, the install step
+// and a margin: a test that hangs is then named by pytest-timeout (TIMEOUT naming the
+// test) before the job is stopped. The runtime keeps an explicit --monitor-timeout.
+void SetTimeouts(const std::vector<ShellToken>& tokens, const std::optional<TestListLine>& line,
+                 bool install, JobPlan* plan) {
+  const bool unittest = line && line->IsUnittest();
+  int per_test = unittest ? kUnittestTestTimeoutSeconds : kDefaultTestTimeoutSeconds;
+  std::optional<int> given = CommandTestTimeout(tokens);
+  if (given) {
+    per_test = *given;
+    plan->notes.push_back(
+        "test timeout " + std::to_string(per_test) + "s per test: pytest-timeout's --timeout" +
+        (line && line->timeout_minutes && !unittest
+             ? " from TIMEOUT (" + std::to_string(*line->timeout_minutes) + ") minutes"
+             : std::string(" of the command")) +
+        " (the job's Python needs pytest-timeout, as TensorRT-LLM's CI image has)");
+  } else {
+    // The environment, not --timeout: pytest without the plugin ignores it.
+    plan->env.push_back(EnvVar{"PYTEST_TIMEOUT", std::to_string(per_test)});
+    plan->notes.push_back("test timeout " + std::to_string(per_test) +
+                          "s per test: PYTEST_TIMEOUT for pytest-timeout, as CI's --timeout=" +
+                          std::to_string(per_test) + (unittest ? " of test_unittests.py" : "") +
+                          " (no effect where pytest-timeout is not installed)");
+  }
+  int run_limit = per_test;
+  if (unittest) {
+    run_limit = line->timeout_minutes ? *line->timeout_minutes * 60 : kDefaultTestTimeoutSeconds;
+  } else if (per_test == 0) {
+    run_limit = kDefaultTestTimeoutSeconds;  // --timeout=0: no per-test limit
+  }
+  plan->monitor_timeout_seconds =
+      run_limit + (install ? kInstallAllowanceSeconds : 0) + kTimeoutMarginSeconds;
+  plan->notes.push_back(
+      "monitor_timeout " + std::to_string(plan->monitor_timeout_seconds) + "s: " +
+      (unittest ? "the unittest run's " + std::to_string(run_limit) + "s" +
+                      (line->timeout_minutes
+                           ? " (TIMEOUT (" + std::to_string(*line->timeout_minutes) + "))"
+                           : std::string(" (CI's default)"))
+                : "the test's " + std::to_string(run_limit) + "s") +
+      (install ? " + " + std::to_string(kInstallAllowanceSeconds) + "s for the install step"
+               : std::string()) +
+      " + " + std::to_string(kTimeoutMarginSeconds) + "s margin (--monitor-timeout overrides it)");
+}
+
 Result<JobPlan> PlanPytest(const CaseRequest& request) {
   JobPlan plan;
   plan.workflow_type = "pytest";
@@ -156,9 +276,20 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   // a lone "tool.py" may be a script to execute and is left as the command.
   const std::string trimmed = Trim(plan.command);
   const std::string id_file = BaseName(trimmed.substr(0, trimmed.find("::")));
-  if (IsBareTestId(trimmed) && trimmed.rfind("test_e2e[", 0) != 0 &&
-      (trimmed.find("::") != std::string::npos || id_file.rfind("test_", 0) == 0 ||
-       EndsWith(id_file, "_test.py"))) {
+  Result<std::optional<TestListLine>> parsed_line = ParseTestListLine(trimmed);
+  if (!parsed_line.ok()) return parsed_line.status().WithContext("test_cmd");
+  std::optional<TestListLine> list_line;
+  if (parsed_line.value() &&
+      (parsed_line.value()->HasExtras() || parsed_line.value()->IsUnittest())) {
+    list_line = parsed_line.value();
+  }
+  if (list_line) {
+    plan.command = ListLineCommand(*list_line);
+    plan.notes.push_back("test_cmd is a test-list line: runs as " + plan.command);
+    AddListLineNotes(*list_line, &plan.notes);
+  } else if (IsBareTestId(trimmed) && trimmed.rfind("test_e2e[", 0) != 0 &&
+             (trimmed.find("::") != std::string::npos || id_file.rfind("test_", 0) == 0 ||
+              EndsWith(id_file, "_test.py"))) {
     plan.command = TestCommandForId(trimmed);
     plan.notes.push_back("test_cmd is a bare test id: runs as " + plan.command);
   }
@@ -203,6 +334,27 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
         derived = lookup.marker;
         derived->source += " (" + file.value() + ")";
       }
+    }
+  }
+
+  if (list_line && list_line->IsUnittest() && !base_of) {
+    // A unittest directory (`unittest/_torch/modeling -k x`): no .py word to resolve.
+    std::error_code error;
+    const fs::path dir = fs::path(repo_root) / kTestsDir / list_line->id;
+    if (!fs::exists(dir, error)) {
+      return Status::InvalidInput("test path '" + list_line->id + "' of test_cmd was not found (" +
+                                      dir.lexically_normal().string() + ")",
+                                  "give --repo-root of the TensorRT-LLM checkout; unittest/... "
+                                  "paths are relative to its tests/ directory");
+    }
+    base_of = std::make_pair(list_line->id, std::string(kTestsDir));
+  }
+  if (!derived && list_line && list_line->m_expr) {
+    if (std::optional<int> gpus = GpuMarkSelected(*list_line->m_expr)) {
+      derived = pytest_markers::DeviceMarker{
+          *gpus, "-m \"" + *list_line->m_expr + "\" selects the tests marked gpu" +
+                     std::to_string(*gpus) + " (TensorRT-LLM's mark for " + std::to_string(*gpus) +
+                     " GPUs)"};
     }
   }
 
@@ -253,12 +405,18 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   if (base_of && !base_of->second.empty()) {
     plan.working_dir = base_of->second;
     plan.notes.push_back("working_dir " + plan.working_dir + ": the test id " + base_of->first +
-                         " resolves there (TensorRT-LLM runs its integration tests from it, "
-                         "with its pytest.ini and conftest.py); pytest runs in that directory");
+                         " resolves there (TensorRT-LLM runs its " +
+                         (base_of->second == kTestsDir
+                              ? "unit tests from it, as test_unittests.py does"
+                              : "integration tests from it, with its pytest.ini and "
+                                "conftest.py") +
+                         "); pytest runs in that directory");
   }
-  if (!request.skip_install.value_or(false)) {
+  const bool install = !request.skip_install.value_or(false);
+  if (install) {
     plan.steps.push_back(PlanStep{"install", InstallCommand(false), 1, false});
   }
+  if (words.is_pytest) SetTimeouts(tokens.value(), list_line, install, &plan);
   plan.steps.push_back(PlanStep{"run", plan.command, 1, false});
   plan.success_patterns = {"passed"};
   plan.failure_patterns = {"FAILED", "ERROR"};
