@@ -174,8 +174,8 @@ Result<int> OpenInDir(const std::string& dir, const std::string& relative, int f
   int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir_fd < 0) {
     int err = errno;
-    if (err == ENOENT) return Status::NotFound("'" + dir + "' does not exist");
-    return Status::IoError("cannot open the directory '" + dir + "': " + std::strerror(err));
+    if (err == ENOENT) return Status::NotFound("'" + shown + "' does not exist");
+    return Status::IoError("cannot open '" + shown + "': its directory: " + std::strerror(err));
   }
   FdCloser closer(dir_fd);
   return OpenBeneath(dir_fd, relative, flags, mode, shown);
