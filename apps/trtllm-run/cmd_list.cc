@@ -2,6 +2,7 @@
 // dirs are untrusted input (README "Security model"): symlinks are never followed out of
 // them and what they hold is printed with control characters escaped.
 #include <fcntl.h>
+#include <poll.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <signal.h>
@@ -9,16 +10,20 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
 #include "cli.h"
 #include "model/json_util.h"
+#include "model/workdir_files.h"
 #include "runtime/cases_dir.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
@@ -118,9 +123,29 @@ std::string ListJson(const std::string& root, const std::vector<Listed>& items) 
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
+constexpr std::size_t kChunkBytes = 65536;  // read and written at a time
+// --tail N looks at most this far back from the log's end for the N lines.
+constexpr std::uint64_t kMaxTailScanBytes = std::uint64_t{8} << 20;
+// --json holds the text it prints: at most this much of the log.
+constexpr std::uint64_t kMaxJsonLogBytes = kMaxWorkDirFileBytes;
+
+// The length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence.
+std::size_t Utf8CompletePrefix(const std::string& bytes) {
+  std::size_t end = bytes.size();
+  std::size_t back = 0;
+  while (back < 3 && back < end &&
+         (static_cast<unsigned char>(bytes[end - 1 - back]) & 0xC0) == 0x80) {
+    ++back;
+  }
+  if (back < end && static_cast<unsigned char>(bytes[end - 1 - back]) >= 0xC0)
+    return end - back - 1;
+  return end;
+}
+
 // Writes `bytes` with every line's control characters escaped; a last partial line is
-// kept in `pending` until its newline comes (or `flush`).
-void WriteEscaped(const std::string& bytes, std::string* pending, bool flush) {
+// kept in `pending` until its newline comes (or `flush`), up to kChunkBytes: a longer one
+// is written as it is, so memory stays bounded whatever the log holds.
+void WriteEscaped(std::string_view bytes, std::string* pending, bool flush) {
   pending->append(bytes);
   std::size_t start = 0;
   while (true) {
@@ -130,6 +155,11 @@ void WriteEscaped(const std::string& bytes, std::string* pending, bool flush) {
     start = newline + 1;
   }
   pending->erase(0, start);
+  if (pending->size() > kChunkBytes) {
+    std::size_t complete = Utf8CompletePrefix(*pending);
+    std::cout << EscapeControl(std::string_view(*pending).substr(0, complete));
+    pending->erase(0, complete);
+  }
   if (flush && !pending->empty()) {
     std::cout << EscapeControl(*pending) << "\n";
     pending->clear();
@@ -137,22 +167,40 @@ void WriteEscaped(const std::string& bytes, std::string* pending, bool flush) {
   std::cout.flush();
 }
 
-// Reads the log from `offset` to its end; returns the new offset.
-std::uint64_t ReadLogFrom(const WorkDirInfo& info, std::uint64_t offset, std::string* out) {
+// Hands the log's bytes from `offset` up to its end (at most `limit` bytes) to `sink` in
+// chunks of kChunkBytes, stopping early once `cancel` is cancelled; returns the offset
+// reached. The log is opened as OpenWorkDirFile allows (beneath the work dir, no symlink).
+std::uint64_t PumpLog(const WorkDirInfo& info, std::uint64_t offset,
+                      const std::function<void(std::string_view)>& sink,
+                      const CancellationToken* cancel,
+                      std::uint64_t limit = std::numeric_limits<std::uint64_t>::max()) {
   Result<int> fd = OpenWorkDirFile(info.work_dir, info.log_file, info.spec.work_dir);
   if (!fd.ok()) return offset;
-  struct stat st;
-  std::uint64_t size = ::fstat(fd.value(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-  if (size < offset) offset = 0;  // truncated: from the start again
-  char buffer[65536];
-  while (true) {
-    ssize_t n = ::pread(fd.value(), buffer, sizeof buffer, static_cast<off_t>(offset));
+  if (FileSizeOf(fd.value()) < offset) offset = 0;  // truncated: from the start again
+  std::string buffer(kChunkBytes, '\0');
+  std::uint64_t done = 0;
+  while (done < limit && !(cancel && cancel->cancelled())) {
+    std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kChunkBytes, limit - done));
+    ssize_t n = ::pread(fd.value(), buffer.data(), want, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    out->append(buffer, static_cast<std::size_t>(n));
+    sink(std::string_view(buffer.data(), static_cast<std::size_t>(n)));
     offset += static_cast<std::uint64_t>(n);
+    done += static_cast<std::uint64_t>(n);
   }
   ::close(fd.value());
   return offset;
+}
+
+// Where the log's last `lines` lines start (TailStart, at most kMaxTailScanBytes back);
+// its size in `size`.
+std::uint64_t LogTailStart(const WorkDirInfo& info, std::size_t lines, std::uint64_t* size) {
+  *size = 0;
+  Result<int> fd = OpenWorkDirFile(info.work_dir, info.log_file, info.spec.work_dir);
+  if (!fd.ok()) return 0;
+  std::uint64_t start = TailStart(fd.value(), lines, kMaxTailScanBytes, size);
+  ::close(fd.value());
+  return start;
 }
 
 }  // namespace
@@ -270,39 +318,59 @@ int LogsMain(int argc, char** argv) {
                                                                        : info->log_refused,
                                              "logs reads only a regular file inside the work dir"));
   }
-  std::string text;
-  std::uint64_t offset = ReadLogFrom(info.value(), 0, &text);
-  if (vm.count("tail")) {  // the last N lines: from the start of the Nth line from the end
+  CancellationToken cancel;
+  ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
+  std::uint64_t offset = 0;
+  if (vm.count("tail")) {  // the last N lines, found from the end: the file is not read
     const std::size_t lines = static_cast<std::size_t>(vm["tail"].as<int>());
-    std::vector<std::size_t> starts = {0};
-    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-      if (text[i] == '\n') starts.push_back(i + 1);
-    }
-    if (lines == 0 || text.empty()) {
-      text.clear();
-    } else if (starts.size() > lines) {
-      text.erase(0, starts[starts.size() - lines]);
+    std::uint64_t size = 0;
+    offset = LogTailStart(info.value(), lines, &size);
+    if (size - offset >= kMaxTailScanBytes && lines > 0) {
+      std::cerr << "trtllm-run logs: the last " << lines << " lines start more than "
+                << (kMaxTailScanBytes >> 20) << " MiB before the log's end; showing its last "
+                << (kMaxTailScanBytes >> 20) << " MiB\n";
     }
   }
   if (json) {
+    std::string text;
+    PumpLog(
+        info.value(), offset,
+        [&](std::string_view bytes) {
+          if (text.size() <= kMaxJsonLogBytes) text.append(bytes);
+        },
+        &cancel, kMaxJsonLogBytes + 1);
+    if (cancel.cancelled()) return kExitUserInterrupt;
+    if (text.size() > kMaxJsonLogBytes) {
+      return Fail("logs", Status::InvalidInput(
+                              "the log " + EscapeControl(info->log_file) + " is over " +
+                                  std::to_string(kMaxJsonLogBytes >> 20) +
+                                  " MiB from where it would be printed; --json prints at most " +
+                                  std::to_string(kMaxJsonLogBytes >> 20) + " MiB",
+                              "add --tail N, or leave out --json to stream the whole log"));
+    }
     std::cout << LogJson(work_dir, info.value(), text);
     return 0;
   }
+  const bool follow = vm["follow"].as<bool>();
   std::string pending;
-  WriteEscaped(text, &pending, !vm["follow"].as<bool>());
-  if (!vm["follow"].as<bool>()) return 0;
-  CancellationToken cancel;
-  ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
+  auto write = [&](std::string_view bytes) { WriteEscaped(bytes, &pending, false); };
+  offset = PumpLog(info.value(), offset, write, &cancel);
+  if (!follow && !cancel.cancelled()) {
+    WriteEscaped("", &pending, true);
+    return 0;
+  }
   const double poll = std::max(0.01, poll_flag.value());
   while (!cancel.cancelled()) {
     Result<WorkDirInfo> now = InspectWorkDir(work_dir);
     if (!now.ok()) return Fail("logs", now.status());
-    std::string more;
-    offset = ReadLogFrom(now.value(), offset, &more);
+    offset = PumpLog(now.value(), offset, write, &cancel);
     bool over = now->phase == WorkDirPhase::kFinished || now->phase == WorkDirPhase::kAbandoned;
-    WriteEscaped(more, &pending, over);
-    if (over) return 0;
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(poll * 1000)));
+    if (over && !cancel.cancelled()) {
+      WriteEscaped("", &pending, true);
+      return 0;
+    }
+    pollfd woken{cancel.wait_fd(), POLLIN, 0};  // the poll interval, or a signal
+    ::poll(&woken, 1, static_cast<int>(poll * 1000));
   }
   WriteEscaped("", &pending, true);
   return kExitUserInterrupt;

@@ -2,6 +2,7 @@
 // (workdir.h: job_spec.json + run_state.json + result.json), or the directory of a
 // `run --cases` run (cases_dir.h, cmd_cases.cc).
 #include <fcntl.h>
+#include <poll.h>
 #include <rapidjson/document.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -171,11 +173,14 @@ std::string StatusJson(const WorkDirInfo& info, const std::string& container_sta
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
-// Prints the new bytes of the log (switching files when run_state.json names another).
-// The log is opened as OpenWorkDirFile allows: a regular file inside the work dir.
+// Prints the new bytes of the log (switching files when run_state.json names another), in
+// chunks of 64 KiB, until its end or until `cancel_` is cancelled: memory stays constant
+// and Ctrl-C is seen between chunks, however large the log. The log is opened as
+// OpenWorkDirFile allows: a regular file beneath the work dir, no symlink on the way.
 class LogPump {
  public:
-  LogPump(std::ostream* out, std::string work_dir) : out_(out), work_dir_(std::move(work_dir)) {}
+  LogPump(std::ostream* out, std::string work_dir, const CancellationToken* cancel)
+      : out_(out), work_dir_(std::move(work_dir)), cancel_(cancel) {}
   void Pump(const std::string& path) {
     if (path != path_) {
       path_ = path;
@@ -189,8 +194,9 @@ class LogPump {
     std::uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
     if (size < offset_) offset_ = 0;  // truncated: read it again
     char buffer[65536];
-    while (true) {
+    while (!cancel_->cancelled()) {
       ssize_t n = ::pread(fd, buffer, sizeof buffer, static_cast<off_t>(offset_));
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       out_->write(buffer, n);
       offset_ += static_cast<std::uint64_t>(n);
@@ -202,6 +208,7 @@ class LogPump {
  private:
   std::ostream* out_;
   std::string work_dir_;
+  const CancellationToken* cancel_;
   std::string path_;
   std::uint64_t offset_ = 0;
 };
@@ -336,7 +343,7 @@ int AttachMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   Clock::time_point began = Clock::now();
-  LogPump pump(log_out, work_dir);
+  LogPump pump(log_out, work_dir, &cancel);
   while (true) {
     Result<WorkDirInfo> inspected = Inspect(work_dir);
     if (!inspected.ok()) return Fail("attach", inspected.status());
@@ -358,6 +365,7 @@ int AttachMain(int argc, char** argv) {
                                              work_dir + "` shows the rest"));
       }
       pump.Pump(info.log_file);
+      if (cancel.cancelled()) break;  // mid-log: the verdict is not printed
       if (info.phase == WorkDirPhase::kFinished) {
         std::cerr << "\n" << FormatSummary(*info.result) << "\n";
         if (json) std::cout << ResultToJson(*info.result) << std::flush;
@@ -375,13 +383,13 @@ int AttachMain(int argc, char** argv) {
         return kExitError;
       }
     }
-    if (cancel.cancelled()) {
-      std::cerr << "\ntrtllm-run attach: detached; the job keeps running (`trtllm-run cancel "
-                << work_dir << "` stops it)\n";
-      return kExitUserInterrupt;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<int>(poll * 1000)));
+    if (cancel.cancelled()) break;
+    pollfd woken{cancel.wait_fd(), POLLIN, 0};  // the poll interval, or a signal
+    ::poll(&woken, 1, static_cast<int>(poll * 1000));
   }
+  std::cerr << "\ntrtllm-run attach: detached; the job keeps running (`trtllm-run cancel "
+            << work_dir << "` stops it)\n";
+  return kExitUserInterrupt;
 }
 
 int CancelMain(int argc, char** argv) {

@@ -12,6 +12,9 @@
 #include <map>
 #include <sstream>
 
+#include "model/workdir_files.h"
+#include "runtime/cases_dir.h"
+#include "runtime/dir_util.h"
 #include "slurm/slurm_records.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/scenario.h"
@@ -23,13 +26,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kMaxLineBytes = 400;  // of one line in last_lines
+constexpr std::size_t kMaxLineBytes = 400;      // of one line in last_lines
+constexpr std::size_t kMaxChunkBytes = 262144;  // of one case_log answer (schemas.cc)
 
 std::string Join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
 
+// A regular file itself, not a symlink to one.
 bool IsFile(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // Opens a file of the handle `dir` as the CLI's readers do (workdir.h OpenWorkDirFile: a
@@ -226,26 +231,21 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
   }
 }
 
-// The cases a running `run --cases` started so far, from its "[case N] trtllm-run: work
-// dir DIR" progress lines.
-std::vector<CaseItem> StartedCases(const std::string& supervisor_log) {
+// The cases a running `run --cases` started so far: the work dirs its cases_state.json
+// names in `run_dir` (cases_dir.h InspectCasesDir), each read as a single work dir. Never
+// from the supervisor's log, and never recursing into another handle: what a work dir
+// names cannot make this reader loop.
+std::vector<CaseItem> StartedCases(const std::string& run_dir) {
   std::vector<CaseItem> items;
-  Result<std::string> text = ReadFile(supervisor_log);
-  if (!text.ok()) return items;
-  std::istringstream stream(text.value());
-  const std::string marker = "] trtllm-run: work dir ";
-  for (std::string line; std::getline(stream, line);) {
-    std::size_t at = line.find(marker);
-    if (line.rfind("[case ", 0) != 0 || at == std::string::npos) continue;
+  Result<CasesDirInfo> info = InspectCasesDir(run_dir);
+  if (!info.ok()) return items;
+  for (const CasesDirCase& one : info->cases) {
+    if (one.work_dir.empty()) continue;  // not started yet
     CaseItem item;
-    item.name = line.substr(1, at - 1);
-    item.handle = line.substr(at + marker.size());
-    StateOptions quick;
-    quick.log_lines = 0;
-    quick.query_slurm = false;
-    Result<CaseState> state = ReadCaseState(item.handle, quick);
-    item.status = state.ok() ? state->status : "unknown";
-    if (state.ok()) item.job_id = state->job_id;
+    item.name = one.name.empty() ? "case " + std::to_string(one.index) : one.name;
+    item.handle = one.work_dir;
+    item.status = one.status;
+    item.job_id = one.job_id;
     items.push_back(item);
   }
   return items;
@@ -269,7 +269,9 @@ void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseSt
     ::close(fd);
   }
   state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
-  Result<std::string> text = ReadFile(Join(run_dir, "result.json"));
+  // run_dir is <handle>/run or the handle: read beneath the handle, no symlink followed.
+  Result<std::string> text = ReadFileInDir(
+      handle, run_dir == handle ? std::string("result.json") : std::string("run/result.json"));
   Document doc;
   if (text.ok()) doc.Parse(text->c_str(), text->size());
   if (text.ok() && !doc.HasParseError() && doc.IsObject()) {
@@ -303,7 +305,10 @@ void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseSt
     }
     return;
   }
-  state->cases = StartedCases(supervisor_log);
+  struct stat run_st {};  // <handle>/run itself a symlink: its cases are not this handle's
+  if (run_dir == handle || (::lstat(run_dir.c_str(), &run_st) == 0 && S_ISDIR(run_st.st_mode))) {
+    state->cases = StartedCases(run_dir);
+  }
   if (state->supervisor_alive) {
     state->status = "running";
     state->reason = std::to_string(state->cases.size()) + " case(s) started so far";
@@ -331,7 +336,7 @@ Status WriteSpawnRecord(const std::string& path, const SpawnRecord& record) {
 }
 
 Result<SpawnRecord> ReadSpawnRecord(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadWorkDirFile(path);
   if (!text.ok()) return text.status();
   Document doc;
   doc.Parse(text->c_str(), text->size());
@@ -383,7 +388,7 @@ Result<std::string> CheckHandle(const std::string& handle) {
     return Status::NotFound("handle '" + EscapeControl(handle) + "' does not exist", hint);
   }
   if (IsFile(Join(dir, "job_spec.json")) || IsFile(Join(dir, kCasesRecordFile))) return dir;
-  Result<std::string> text = ReadFile(Join(dir, "result.json"));
+  Result<std::string> text = ReadWorkDirFile(Join(dir, "result.json"));
   if (text.ok() && text->find("\"kind\": \"cases\"") != std::string::npos) return dir;
   return Status::InvalidInput(
       "'" + dir + "' is not a trtllm-run work dir (no job_spec.json, no " + kCasesRecordFile + ")",
@@ -475,6 +480,7 @@ Result<LogChunk> ReadLogChunk(const CaseState& state, std::int64_t offset, std::
     return Status::NotFound("the log '" + path + "' cannot be read (yet)",
                             "the job has not written output yet: call wait_case first");
   }
+  max_bytes = std::min(max_bytes, kMaxChunkBytes);
   LogChunk chunk;
   chunk.size = SizeOf(fd);
   std::uint64_t start = 0;
@@ -534,9 +540,9 @@ std::vector<CaseState> ListCases(const std::string& repo_root, int limit) {
   std::vector<std::pair<std::int64_t, std::string>> dirs;
   std::error_code error;
   for (const auto& entry : fs::directory_iterator(fs::path(repo_root) / "work_dirs", error)) {
-    struct stat st {};
+    struct stat st {};  // lstat: a symlink under work_dirs is never listed, so never followed
     std::string path = entry.path().string();
-    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+    if (::lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
     if (!CheckHandle(path).ok()) continue;
     dirs.emplace_back(
         static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec, path);

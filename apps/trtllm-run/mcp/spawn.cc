@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "model/workdir_files.h"
 #include "os/process.h"
 #include "trtllm_run/workdir.h"
 
@@ -28,17 +29,14 @@ void WriteAll(int fd, const void* data, std::size_t size) {
   }
 }
 
-[[noreturn]] void ExecGrandchild(char* const* argv, char* const* envp, const char* out,
-                                 const char* err, int report) {
+[[noreturn]] void ExecGrandchild(char* const* argv, char* const* envp, int out_fd, int err_fd,
+                                 int report) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   for (int sig = 1; sig < NSIG; ++sig) ::signal(sig, SIG_DFL);
   int in_fd = ::open("/dev/null", O_RDONLY);
-  int out_fd = ::open(out, O_WRONLY | O_CREAT | O_APPEND, 0644);
-  int err_fd = ::open(err, O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (in_fd < 0 || out_fd < 0 || err_fd < 0 || ::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 ||
-      ::dup2(err_fd, 2) < 0) {
+  if (in_fd < 0 || ::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) {
     int error = errno;
     WriteAll(report, &error, sizeof error);
     ::_exit(127);
@@ -52,6 +50,18 @@ void WriteAll(int fd, const void* data, std::size_t size) {
   int error = errno;
   WriteAll(report, &error, sizeof error);
   ::_exit(127);
+}
+
+// `path` opened for the child's output: /dev/null as it is, any other file appended to
+// beneath its directory, never through a symlink, never a FIFO (OpenForAppend).
+Result<int> OpenOutput(const std::string& path) {
+  if (path == "/dev/null") {
+    int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      return Status::IoError(std::string("cannot open /dev/null: ") + std::strerror(errno));
+    return fd;
+  }
+  return OpenForAppend(path);
 }
 
 bool ReadAll(int fd, void* data, std::size_t size) {
@@ -79,6 +89,20 @@ Result<DetachedProcess> SpawnDetached(const std::vector<std::string>& argv,
   std::vector<char*> envp;
   for (std::string& entry : env) envp.push_back(entry.data());
   envp.push_back(nullptr);
+  Result<int> out_fd = OpenOutput(stdout_path);
+  if (!out_fd.ok()) return out_fd.status();
+  Result<int> err_fd = OpenOutput(stderr_path);
+  if (!err_fd.ok()) {
+    ::close(out_fd.value());
+    return err_fd.status();
+  }
+  struct CloseOutputs {  // the parent's copies; the grandchild has its own after fork
+    int out, err;
+    ~CloseOutputs() {
+      ::close(out);
+      ::close(err);
+    }
+  } close_outputs{out_fd.value(), err_fd.value()};
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) {
     return Status::ExecutionError(std::string("pipe: ") + std::strerror(errno));
@@ -95,7 +119,7 @@ Result<DetachedProcess> SpawnDetached(const std::vector<std::string>& argv,
     ::setsid();
     pid_t grandchild = ::fork();
     if (grandchild == 0)
-      ExecGrandchild(args.data(), envp.data(), stdout_path.c_str(), stderr_path.c_str(), report[1]);
+      ExecGrandchild(args.data(), envp.data(), out_fd.value(), err_fd.value(), report[1]);
     WriteAll(report[1], &grandchild, sizeof grandchild);
     ::_exit(grandchild < 0 ? 1 : 0);
   }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -20,10 +21,12 @@ std::string LocalTimestamp();
 Result<std::string> CreateUniqueDir(const std::string& planned, const std::string& what);
 
 // The contents of a file a work dir holds (job_spec.json, run_state.json, result.json,
-// slurm_job_id): opened O_NONBLOCK | O_NOFOLLOW, so a FIFO, a device or a symlink placed
-// there is refused (kInvalidInput naming the path) instead of blocking the reader or
-// being followed out of the work dir. kIoError when it cannot be read.
-Result<std::string> ReadWorkDirFile(const std::string& path);
+// slurm_job_id, a handle's records): opened beneath its directory without following a
+// symlink (model/workdir_files.h OpenBeneath), non-blocking, so a FIFO, a device or a
+// symlink placed there is refused (kInvalidInput naming the path) instead of blocking the
+// reader or being followed out of the work dir; at most kMaxWorkDirFileBytes (16 MiB),
+// else kInvalidInput naming the file and the cap. kIoError when it cannot be read.
+TRTLLM_RUN_API Result<std::string> ReadWorkDirFile(const std::string& path);
 
 // Reads up to `max_bytes` of the regular file `path` from `offset` (negative: that many
 // bytes before its end) into `out`, and its size into `size`. Opened non-blocking: false,
