@@ -181,6 +181,12 @@ int CasesDirCancel(const std::string& dir, double wait, int kill_grace) {
   if (!now.ok()) return Fail("cancel", now.status());
   for (const CasesDirCase& one : now->cases) {
     if (one.status != "running" && one.status != "abandoned") continue;
+    // cases_state.json only claims its cases: each must name this run as its own.
+    Status member = CheckCaseOfRun(one.work_dir, dir);
+    if (!member.ok()) {
+      code = Fail("cancel", member);
+      continue;
+    }
     std::string grace = std::to_string(kill_grace);
     std::vector<std::string> args = {"cancel", "--kill-grace", grace, one.work_dir};
     std::vector<char*> argv;

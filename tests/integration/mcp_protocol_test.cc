@@ -188,6 +188,53 @@ TEST_CASE("mcp: malformed messages get JSON-RPC errors and the server goes on", 
   CHECK(WEXITSTATUS(server.status()) == 0);
 }
 
+TEST_CASE("mcp: a request id of invalid UTF-8 is refused with a null id, never echoed raw",
+          "[mcp]") {
+  TempDir repo("trtllm_mcp_proto");
+  McpProcess server(repo.path());
+  // Each line must be UTF-8 a strict JSON parser accepts (RapidJSON's validating mode).
+  auto strict_json = [](const std::string& line) {
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseValidateEncodingFlag>(line.c_str(), line.size());
+    return !doc.HasParseError();
+  };
+  for (const std::string& id : {std::string("\xff\xfe"), std::string("ok\xc3"),
+                                std::string("\xed\xa0\x80"), std::string("\xc0\xaf")}) {
+    INFO("id bytes: " << id.size());
+    REQUIRE(server.SendLine("{\"jsonrpc\":\"2.0\",\"id\":\"" + id + "\",\"method\":\"ping\"}"));
+    std::optional<std::string> line = server.ReadLine(10);
+    REQUIRE(line);
+    INFO("got: " << *line);
+    CHECK(line->find(id) == std::string::npos);
+    CHECK(strict_json(*line));
+    rapidjson::Document reply;
+    reply.Parse(line->c_str());
+    REQUIRE(reply.IsObject());
+    CHECK(ErrorCode(reply) == -32600);
+    CHECK(reply["id"].IsNull());
+    CHECK_THAT(Str(reply["error"], "message"), Catch::Contains("UTF-8"));
+  }
+  // A cancellation naming such an id is a notification: no answer.
+  REQUIRE(server.SendLine(
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+      "\"\xff\"}}"));
+  // A valid non-ASCII id is echoed exactly.
+  const std::string accented = "r\xc3\xa9ponse-\xe2\x9c\x93";
+  REQUIRE(server.SendLine("{\"jsonrpc\":\"2.0\",\"id\":\"" + accented + "\",\"method\":\"ping\"}"));
+  std::optional<std::string> line = server.ReadLine(10);
+  REQUIRE(line);
+  CHECK(strict_json(*line));
+  rapidjson::Document pong;
+  pong.Parse(line->c_str());
+  REQUIRE(pong.IsObject());
+  REQUIRE(pong["id"].IsString());
+  CHECK(std::string(pong["id"].GetString()) == accented);
+  CHECK(pong["result"].IsObject());
+  CHECK(server.lines().size() == 5);
+  server.CloseStdin();
+  REQUIRE(server.Wait(10));
+}
+
 TEST_CASE("mcp: an oversized message is refused without being held whole, the next is served",
           "[mcp]") {
   TempDir repo("trtllm_mcp_proto");
@@ -246,6 +293,7 @@ TEST_CASE("mcp: stdout holds only protocol messages, warnings and logs go to std
   }
   CheckOnlyMessages(server);
   for (const std::string& line : server.lines()) {
+    INFO("stdout line: " << line.substr(0, 3000));
     CHECK(line.find("warning:") == std::string::npos);
   }
   std::string err = server.Stderr();

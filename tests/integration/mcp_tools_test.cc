@@ -256,6 +256,35 @@ TEST_CASE("mcp: what run_case starts never inherits trtllm-run's secrets from th
   CHECK_THAT(ReadTextFile(Str(state, "log_file")), Catch::Contains("\n0\n"));  // grep -c: none
 }
 
+TEST_CASE("mcp: custom_env values reach the job literally: quotes, spaces, no substitution",
+          "[mcp]") {
+  TempDir repo("trtllm_mcp_tools");
+  const std::string touched = repo.path() + "/substituted";
+  const std::string dollar = "$(touch " + touched + ")";
+  const std::string quotes = "it's \"quoted\"  and spaced; echo no";
+  const std::string backtick = "`touch " + touched + "2` \\ $HOME";
+  McpProcess server(repo.path());
+  server.Initialize();
+  const std::string args =
+      "{\"custom_cmd\":" + Quoted("printf '[%s]\\n' \"$MCP_A\" \"$MCP_B\" \"$MCP_C\" \"$MCP_D\"") +
+      ",\"scenario\":\"local_direct\",\"model_name\":\"envq\",\"repo_root\":" +
+      Quoted(repo.path()) + ",\"custom_env\":{\"MCP_A\":" + Quoted(dollar) +
+      ",\"MCP_B\":" + Quoted(quotes) + ",\"MCP_C\":" + Quoted(backtick) + ",\"MCP_D\":7}}";
+  rapidjson::Document run = server.Call(1, "run_case", args);
+  const std::string handle = Str(Structured(run), "handle");
+  rapidjson::Document done = server.Call(2, "wait_case", HandleArg(handle, "\"timeout_s\":30"));
+  const rapidjson::Value& state = Structured(done);
+  CHECK(Str(state, "status") == "PASSED");
+  const std::string log = ReadTextFile(Str(state, "log_file"));
+  INFO(log);
+  CHECK_THAT(log, Catch::Contains("[" + dollar + "]\n"));
+  CHECK_THAT(log, Catch::Contains("[" + quotes + "]\n"));
+  CHECK_THAT(log, Catch::Contains("[" + backtick + "]\n"));
+  CHECK_THAT(log, Catch::Contains("[7]\n"));
+  CHECK_FALSE(fs::exists(touched));
+  CHECK_FALSE(fs::exists(touched + "2"));
+}
+
 TEST_CASE("mcp: plan_case then run_case on its handle, one run per work dir, case_log pages",
           "[mcp]") {
   TempDir repo("trtllm_mcp_tools");

@@ -645,3 +645,37 @@ TEST_CASE("remote_slurm: Ctrl-C while a held allocation's salloc pends withdraws
   CHECK(Shell("squeue -h -u sshtest -n trtllm-run-held -t PD -o %i") == "");
   CHECK(ListHeldAllocations().empty());
 }
+
+TEST_CASE("remote_slurm: cancel proves the job on the login node: a forged copy is refused",
+          "[sshd]") {
+  EnsureSshd();
+  OriginRepo origin;
+  RemoteCase c("sshtest", "rown", {"echo running; sleep 600"}, origin.path());
+  RunResult result;
+  std::thread runner([&] { result = c.Run(); });
+  const std::string id = WaitForFileText(c.spec.work_dir + "/slurm_job_id", 90);
+  REQUIRE_FALSE(id.empty());
+  WaitForJobState(id, "RUNNING", 120);
+  // A work dir naming the job, holding its token, but whose remote work dir is elsewhere.
+  TempDir forged_dir{"trtllm_remote_forged"};
+  JobSpec forged = c.spec;
+  forged.work_dir = forged_dir.path();
+  forged.remote_work_dir = c.remote_root + "/elsewhere";
+  WriteTextFile(forged.work_dir + "/slurm_job_id", id + "\n");
+  WriteTextFile(forged.work_dir + "/" + kSlurmJobTokenFile,
+                ReadTextFile(c.spec.work_dir + "/" + kSlurmJobTokenFile));
+  ExecContext context;
+  Status refused = CancelSlurmJob(forged, context);
+  INFO(refused.ToString());
+  CHECK(refused.code() == StatusCode::kInvalidInput);
+  CHECK_THAT(refused.message(), Catch::Contains("is not under " + forged.remote_work_dir));
+  CHECK_THAT(refused.message(), !Catch::Contains("UserId"));  // sshtest asks for sshtest's job
+  CHECK(JobState(id) == "RUNNING");
+  Status stopped = CancelSlurmJob(c.spec, context);
+  INFO(stopped.ToString());
+  CHECK(stopped.ok());
+  CHECK(JobActiveStates(id).empty());
+  runner.join();
+  INFO(c.Describe(result));
+  CHECK(result.status == RunStatus::kCancelled);
+}

@@ -135,6 +135,31 @@ TEST_CASE("pytest -v and -rA output name every test with its outcome", "[pytest_
   CHECK_THAT(fp8->message, Catch::StartsWith("need 2 GPUs,"));
 }
 
+TEST_CASE("a test reported PASSED and ERROR (teardown) is an error, in either order",
+          "[pytest_outcome]") {
+  const std::string base = "tests/test_teardown.py::";
+  // -v: "PASSED" then "ERROR"; -rEp: the summary's "ERROR" then its "PASSED".
+  for (const char* name : {"teardown_verbose.log", "teardown_rEp.log"}) {
+    INFO(name);
+    Report report = ParseLog(Fixture(name));
+    REQUIRE(report.counts);
+    CHECK(report.counts->passed == 2);
+    CHECK(report.counts->errors == 2);
+    const TestCaseOutcome* teardown = FindTest(report, base + "test_passes_then_teardown_errors");
+    REQUIRE(teardown);
+    CHECK(teardown->outcome == "error");
+    CHECK_THAT(teardown->message, Catch::Contains("teardown failed"));
+    REQUIRE(FindTest(report, base + "test_setup_errors"));
+    CHECK(FindTest(report, base + "test_setup_errors")->outcome == "error");
+    REQUIRE(FindTest(report, base + "test_ok"));
+    CHECK(FindTest(report, base + "test_ok")->outcome == "passed");
+    RunResult result = Ended(RunStatus::kFailed, 1);
+    Judge(report, "pytest", &result);
+    CHECK(result.status != RunStatus::kPassed);
+    CHECK_THAT(result.reason, Catch::Contains("test_passes_then_teardown_errors"));
+  }
+}
+
 TEST_CASE("xfailed and xpassed tests ran: PASSED stays PASSED", "[pytest_outcome]") {
   Report report = ParseLog(Fixture("xfail_xpass_quiet.log"));
   REQUIRE(report.counts);

@@ -214,6 +214,16 @@ std::vector<Case> Cases() {
        Test(Pytest(kAcc + "::TestDeepSeekV3Lite::test_bfloat16"),
             [](CaseRequest& r) { r.required_devices = 2; }),
        "pytest", "deepseekv3lite", 2, 2, 2, 1, "marker says 4"},
+      // Two ids in one pytest run on one node: the larger GPU marker sizes it, whichever
+      // id comes first.
+      {"pytest: two ids needing 2 then 4 GPUs plan 4",
+       Test("pytest -v \"" + kAcc + "::TestLlama3_1_8BInstruct::test_fp8_tp2\" \"" + kAcc +
+            "::TestDeepSeekV3Lite::test_bfloat16\""),
+       "pytest", "llama3_1_8binstruct", 4, 4, 4, 1, "on class TestDeepSeekV3Lite"},
+      {"pytest: two ids needing 4 then 2 GPUs plan 4",
+       Test("pytest -v \"" + kAcc + "::TestDeepSeekV3Lite::test_bfloat16\" \"" + kAcc +
+            "::TestLlama3_1_8BInstruct::test_fp8_tp2\""),
+       "pytest", "deepseekv3lite", 4, 4, 4, 1, "on class TestDeepSeekV3Lite"},
       {"pytest: missing test file", Test("pytest tests/nope/test_missing.py::test_x"), "", "", 0, 0,
        0, 0, "", "test file 'tests/nope/test_missing.py' of test_cmd was not found"},
       {"pytest: two nodes is an error",

@@ -222,7 +222,10 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
   if (!info.log_refused.empty()) state->reason += "; log not read: " + info.log_refused;
   if (!info.location_problem.empty()) state->reason += "; " + info.location_problem;
   state->last_lines = LastLines(handle, state->log_file, options.log_lines, info.spec.work_dir);
-  if (state->last_lines.empty() && !state->finished) {
+  // Before the supervisor recorded its run, its own output is all there is to show. Once
+  // the run is recorded, the case's lines are its job's: an empty log is shown empty, not
+  // filled with the supervisor's start-up messages (e.g. plugin warnings of its runtime).
+  if (state->last_lines.empty() && !state->finished && !info.state) {
     state->last_lines = LastLines(handle, Join(handle, kSupervisorLogFile), options.log_lines);
   }
   if (options.query_slurm && !state->finished && !state->job_id.empty() &&

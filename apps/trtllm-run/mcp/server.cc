@@ -62,7 +62,15 @@ int Nesting(const std::string& text, int limit) {
   return deepest;
 }
 
-bool ValidId(const Value& id) { return id.IsString() || id.IsInt64() || id.IsUint64(); }
+// JSON-RPC ids are strings or integers. A string id must be valid UTF-8: the answer
+// echoes it, and an answer is JSON text (RFC 8259 section 8.1), never raw bytes.
+bool ValidId(const Value& id) {
+  if (id.IsString()) {
+    std::string_view text(id.GetString(), id.GetStringLength());
+    return ValidUtf8(text) == text;
+  }
+  return id.IsInt64() || id.IsUint64();
+}
 
 }  // namespace
 
@@ -222,7 +230,7 @@ void Server::HandleMessage(const std::string& text) {
   const Value* jsonrpc = Member(message, "jsonrpc");
   const Value* method = Member(message, "method");
   if (id && !ValidId(*id)) {
-    SendError(nullptr, kInvalidRequest, "\"id\" must be a string or an integer");
+    SendError(nullptr, kInvalidRequest, "\"id\" must be an integer or a string of valid UTF-8");
     return;
   }
   if (!jsonrpc || !jsonrpc->IsString() || std::string(jsonrpc->GetString()) != "2.0") {

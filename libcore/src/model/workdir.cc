@@ -396,19 +396,7 @@ Result<WorkDirInfo> InspectWorkDir(const std::string& work_dir) {
   }
   std::string log_file = info.spec.log_file;
 
-  std::string result_path = Join(work_dir, "result.json");
   struct stat st;
-  if (::lstat(result_path.c_str(), &st) == 0) {
-    Result<std::string> text = ReadWorkDirFile(result_path);
-    Result<RunResult> result =
-        text.ok() ? ResultFromJson(text.value(), result_path) : Result<RunResult>(text.status());
-    if (result.ok()) {
-      info.result = std::move(result.value());
-    } else {
-      info.problems.push_back(result.status().ToString());
-    }
-  }
-
   Result<RunState> state = ReadRunState(work_dir);
   if (state.ok()) {
     info.state = std::move(state.value());
@@ -420,14 +408,32 @@ Result<WorkDirInfo> InspectWorkDir(const std::string& work_dir) {
       info.supervisor_alive = supervisor.verdict == RecordedProcess::kProven;
       if (supervisor.verdict == RecordedProcess::kUnproven) {
         info.supervisor_unproven = supervisor.why;
-        info.problems.push_back("the recorded supervisor is not proven to be this run's: " +
-                                supervisor.why);
       }
       info.job_process_alive =
           CheckRecordedJobLeader(*info.state, work_dir).verdict == RecordedProcess::kProven;
     }
   } else if (state.status().code() != StatusCode::kNotFound) {
     info.problems.push_back(state.status().ToString());
+  }
+
+  // result.json is read after the supervisor was checked: a supervisor writes it before it
+  // releases the lock and exits, so one seen unproven (lock released) or gone has
+  // written its verdict by now. Read first, a run ending in between looked abandoned.
+  std::string result_path = Join(work_dir, "result.json");
+  if (::lstat(result_path.c_str(), &st) == 0) {
+    Result<std::string> text = ReadWorkDirFile(result_path);
+    Result<RunResult> result =
+        text.ok() ? ResultFromJson(text.value(), result_path) : Result<RunResult>(text.status());
+    if (result.ok()) {
+      info.result = std::move(result.value());
+    } else {
+      info.problems.push_back(result.status().ToString());
+    }
+  }
+
+  if (!info.result && !info.supervisor_unproven.empty()) {
+    info.problems.push_back("the recorded supervisor is not proven to be this run's: " +
+                            info.supervisor_unproven);
   }
 
   // The log: a regular file inside this directory, or nothing to read.

@@ -181,6 +181,30 @@ Result<CasesState> ReadCasesState(const std::string& run_dir) {
   return state;
 }
 
+const char kCasesRunFile[] = "cases_run_dir";
+
+Status RecordCaseOfRun(const std::string& case_work_dir, const std::string& run_dir) {
+  return WriteFileAtomic(case_work_dir + "/" + kCasesRunFile, run_dir + "\n");
+}
+
+Status CheckCaseOfRun(const std::string& case_work_dir, const std::string& run_dir) {
+  const std::string path = case_work_dir + "/" + kCasesRunFile;
+  Result<std::string> text = ReadWorkDirFile(path);
+  std::string recorded = text.ok() ? std::string(Trim(text.value())) : "";
+  std::error_code error;
+  if (!recorded.empty() && std::filesystem::equivalent(recorded, run_dir, error)) {
+    return Status::Ok();
+  }
+  return Status::InvalidInput(
+      "work dir " + EscapeControl(case_work_dir) + " is not a case of the cases run " +
+          EscapeControl(run_dir) + ": " + path +
+          (text.ok() ? " names '" + EscapeControl(recorded) + "'"
+                     : " is missing or unreadable (" + text.status().message() + ")") +
+          "; nothing was done to it",
+      "a cases run acts only on the cases it made; `trtllm-run cancel " + case_work_dir +
+          "` acts on that run itself");
+}
+
 Result<CasesDirInfo> InspectCasesDir(const std::string& dir) {
   if (!IsCasesDir(dir)) {
     return Status::InvalidInput("'" + EscapeControl(dir) + "' is not the directory of a cases run",

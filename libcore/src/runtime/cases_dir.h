@@ -65,6 +65,14 @@ struct CasesDirInfo {
 // dir). kInvalidInput when `dir` is not a cases dir.
 TRTLLM_RUN_API Result<CasesDirInfo> InspectCasesDir(const std::string& dir);
 
+// <case work dir>/cases_run_dir: the run dir of the `run --cases` run that made the case,
+// written before the case starts. A cases dir acts (cancel) only on cases that name it.
+TRTLLM_RUN_API extern const char kCasesRunFile[];
+TRTLLM_RUN_API Status RecordCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
+// OK when `case_work_dir` records `run_dir` (kCasesRunFile, the same directory);
+// kInvalidInput naming what it records instead (or that it records nothing).
+TRTLLM_RUN_API Status CheckCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
+
 // The cases of `run_dir`'s cases.json that did not pass (any verdict other than PASSED,
 // or no verdict), with their original inputs and `shared` under them as for a cases
 // file. kInvalidInput when there is no cases.json or every case passed.

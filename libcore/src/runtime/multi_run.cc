@@ -373,7 +373,8 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     {
       std::lock_guard<std::mutex> lock(ctx.state_mu);
       ctx.cases_state.work_dirs[i] = prepared->spec.work_dir;
-      Status written = WriteCasesState(run.run_dir, ctx.cases_state);
+      Status written = RecordCaseOfRun(prepared->spec.work_dir, run.run_dir);
+      if (written.ok()) written = WriteCasesState(run.run_dir, ctx.cases_state);
       if (!written.ok()) progress << "trtllm-run: warning: " << written.ToString() << "\n";
     }
     LineStream case_progress(options.progress, &ctx.out_mu,

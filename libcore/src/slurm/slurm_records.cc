@@ -129,6 +129,10 @@ SlurmJobRecord RecordFromPairs(const std::vector<std::pair<std::string, std::str
       record.std_out = value;
     } else if (key == "StdErr") {
       record.std_err = value;
+    } else if (key == "UserId") {
+      record.user_id = value;
+    } else if (key == "Comment") {
+      record.comment = value;
     }
   }
   return record;

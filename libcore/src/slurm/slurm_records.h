@@ -60,6 +60,8 @@ struct SlurmJobRecord {
   std::string run_time, time_limit, start_time, end_time;
   std::string node_list, batch_host;
   std::string std_out, std_err;  // the output paths, %j expanded
+  std::string user_id;           // "name(uid)", as UserId prints it
+  std::string comment;           // --comment, "" when none
 };
 
 // Parses `scontrol -o show job` output (one line per job; the multi-line format works

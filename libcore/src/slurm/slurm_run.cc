@@ -267,8 +267,24 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
     base.finished_at = NowIso8601();
     return outcome;
   }
+  // A recorded job carries a token of this run, so that `trtllm-run cancel` can prove
+  // the job the work dir names is this run's (ProveSlurmJobOwnership).
+  std::vector<std::string> sbatch_args = request.sbatch_args;
+  if (request.record) {
+    const std::string token = NewSlurmJobToken();
+    Status written = token.empty()
+                         ? Status::IoError("no random bytes from /dev/urandom")
+                         : WriteFileAtomic(spec.work_dir + "/" + kSlurmJobTokenFile, token + "\n");
+    if (!written.ok()) {
+      base = ErrorResult(base,
+                         request.label + ": cannot record the job's token: " + written.ToString(),
+                         "nothing was submitted; check that the work dir is writable");
+      return outcome;
+    }
+    sbatch_args.push_back(std::string("--comment=") + kSlurmJobCommentPrefix + token);
+  }
   Result<std::string> submitted =
-      client->Submit(request.script_submit, request.submit_dir, request.sbatch_args);
+      client->Submit(request.script_submit, request.submit_dir, sbatch_args);
   if (!submitted.ok()) {
     base = ErrorResult(base,
                        request.label + ": sbatch refused the job: " + submitted.status().message(),
@@ -470,6 +486,17 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
     scenario = own.get();
   }
   SlurmClient client(scenario);
+  // A work dir only claims the job: the controller's record must prove it this run's.
+  Status proven = ProveSlurmJobOwnership(&client, spec, job_id);
+  if (proven.code() == StatusCode::kNotFound) {
+    if (context.progress) *context.progress << "trtllm-run cancel: " << proven.message() << "\n";
+    if (ssh) ssh->Close().IgnoreError();
+    return Status::Ok();
+  }
+  if (!proven.ok()) {
+    if (ssh) ssh->Close().IgnoreError();
+    return proven;
+  }
   Status cancelled;
   for (int attempt = 0; attempt < 5; ++attempt) {
     cancelled = client.Cancel({job_id});

@@ -73,9 +73,28 @@ TRTLLM_RUN_API Status AddSlurmRunFields(const CaseRequest& request, bool remote,
 TRTLLM_RUN_API RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext& context);
 
 // Stops, from another process, the job recorded in spec.work_dir (slurm_job_id, else
-// run_state.json): scancel, then waits until the job left the queue. OK when nothing is
-// left running (also when the job already ended).
+// run_state.json), once ProveSlurmJobOwnership proved it this run's: scancel, then waits
+// until the job left the queue. OK when nothing is left running (also when the
+// controller no longer knows the job: nothing to cancel, said on context.progress);
+// kInvalidInput, nothing cancelled, when the proof fails.
 TRTLLM_RUN_API Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context);
+
+// The per-run token of a submitted job: 32 random hex digits, recorded in
+// <work_dir>/<kSlurmJobTokenFile> before sbatch and given to the job as
+// `--comment=<kSlurmJobCommentPrefix>TOKEN`. "" when no randomness could be read.
+TRTLLM_RUN_API extern const char kSlurmJobTokenFile[];
+TRTLLM_RUN_API extern const char kSlurmJobCommentPrefix[];
+TRTLLM_RUN_API std::string NewSlurmJobToken();
+
+class SlurmClient;
+// Whether Slurm job `job_id`, which spec.work_dir records, is that run's, asked of the
+// controller through `client` (`scontrol show job`, `id -u`; on the login node for a
+// remote client): its UserId must be the caller's uid, its Comment the token recorded at
+// submit, its StdOut under the work dir (spec.remote_work_dir for a remote client). OK:
+// proven. kNotFound: the controller no longer knows the job. kInvalidInput naming each
+// mismatch. kExecutionError: the controller or `id` could not be asked.
+TRTLLM_RUN_API Status ProveSlurmJobOwnership(SlurmClient* client, const JobSpec& spec,
+                                             const std::string& job_id);
 
 // The request's SSH connection fields (ssh_config_file, ssh_port, identity, ssh_option)
 // as the `extra` keys SshOptionsForSpec reads.

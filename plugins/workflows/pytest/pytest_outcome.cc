@@ -105,6 +105,14 @@ constexpr OutcomeWord kOutcomeWords[] = {
     {"XFAIL", "xfailed"}, {"XPASS", "xpassed"}, {"ERROR", "error"},
 };
 
+// How bad an outcome is: error > failed > xpassed > the good ones.
+int Severity(std::string_view outcome) {
+  if (outcome == "error") return 3;
+  if (outcome == "failed") return 2;
+  if (outcome == "xpassed") return 1;
+  return 0;  // passed, skipped, xfailed
+}
+
 const char* OutcomeOf(std::string_view word) {
   for (const OutcomeWord& entry : kOutcomeWords) {
     if (word == entry.word) return entry.outcome;
@@ -156,9 +164,10 @@ class Collector {
       return;
     }
     TestCaseOutcome& test = report_->tests[found->second];
-    // A test that passed and then errored in teardown is an error; a later "PASSED"
-    // never hides an earlier failure.
-    if (std::string(outcome) != "passed") test.outcome = outcome;
+    // pytest reports a test once per phase that went wrong: "PASSED" for the call and
+    // "ERROR" for its teardown, in either order. The worse outcome is the verdict.
+    if (Severity(outcome) < Severity(test.outcome)) return;
+    test.outcome = outcome;
     if (!message.empty()) test.message = Clip(message);
   }
 
