@@ -14,10 +14,11 @@
 //     files are copied into the local work dir by one long-lived follower over the SSH
 //     master that streams what they gained five times a second (file_follow_stream.h),
 //     restarted when jobs are added or it drops; while it is down, by one `tail -c
-//     +OFFSET` command per log_interval for all files), which is how most jobs are seen
-//     to end: the batch script's last line "[trtllm-run]
-//     job finished with exit code N" costs no scheduler query, and slurmstepd's
-//     "CANCELLED AT" / memory-limit lines bring the next query forward;
+//     +OFFSET` command per log_interval for all files): the batch script's end marker
+//     (slurm_records.h: a whole line with the script's token) and slurmstepd's
+//     "CANCELLED AT" / memory-limit lines bring the next query forward; the verdict
+//     waits until the controller no longer reports the job (a job's own lines never
+//     end it);
 //   - a failed query (non-zero exit, timeout, "Socket timed out", controller down, SSH
 //     down) is retried with backoff and never turned into a verdict;
 //   - "hang detected" in the output and monitor_timeout_seconds -> scancel, and the
