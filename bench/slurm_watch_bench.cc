@@ -53,6 +53,8 @@ using namespace trtllm_run;
 
 namespace {
 
+const std::string& BenchEndToken();
+
 const char kWatchUser[] = "trtllm-bench";
 const char kNaiveUser[] = "trtllm-bench-naive";
 const char kSshDir[] = "/run/trtllm-test-sshd";
@@ -302,7 +304,8 @@ int WatchMain(const WatchArgs& args) {
     if (args.mode == "ours-remote") client_options.start_stream = StreamOverSsh(ssh.get());
     SlurmClient client(&counting, client_options);
     SlurmWatchOptions options;
-    options.confirm_clean_end = false;  // bulk mode: the end line is the end
+    // Bulk mode: the confirmations of clean ends within the bulk query budget.
+    options.confirm_queries_per_job_minute = 1.5;
     // As remote_slurm reads remote output (slurm_run.cc WatchOptions: max(1 s, the poll
     // interval) while the output is not streamed).
     if (remote) options.log_interval = 1.0;
@@ -315,6 +318,7 @@ int WatchMain(const WatchArgs& args) {
       job.err_path = job.out_path.substr(0, job.out_path.size() - 4) + ".err";
       job.local_err = job.local_out.substr(0, job.local_out.size() - 4) + ".err";
       job.scenario = "bench";
+      job.end_marker_token = BenchEndToken();
       watcher.Add(job);
     }
     if (args.rounds > 0) {
@@ -484,16 +488,22 @@ void Summarize(Measure* m) {
   m->max_delay = delays.empty() ? 0 : *std::max_element(delays.begin(), delays.end());
 }
 
+// The end-marker token of every benchmark job's script (slurm_records.h).
+const std::string& BenchEndToken() {
+  static const std::string token = NewEndMarkerToken();
+  return token;
+}
+
 std::string JobScript(const std::string& dir, int seconds) {
   std::string s = "#!/bin/bash\n";
   s += "#SBATCH --output=" + dir + "/bench_%j.out\n";
   s += "#SBATCH --error=" + dir + "/bench_%j.err\n";
   s += "echo \"[bench] start $(date +%s.%N)\"\n";
   s += "srun -l sleep " + std::to_string(seconds) + "\n";
-  s += "code=$?\n";
+  s += "exit_code=$?\n";
   s += "echo \"[bench] end $(date +%s.%N)\"\n";
-  s += "echo \"[trtllm-run] job finished with exit code $code\"\n";
-  s += "exit $code\n";
+  s += EndMarkerEcho(BenchEndToken()) + "\n";
+  s += "exit $exit_code\n";
   return s;
 }
 
@@ -715,7 +725,8 @@ void RemoteRun(const std::string& dir, RemoteMeasure* r) {
                                   << "#SBATCH --job-name=" << g_tag << "\n"
                                   << "srun -l bash -c 'for i in 1 2 3 4 5; do echo tick $i; "
                                      "sleep 1; done'\n"
-                                  << "echo \"[trtllm-run] job finished with exit code $?\"\n";
+                                  << "exit_code=$?\n"
+                                  << EndMarkerEcho(NewEndMarkerToken()) << "\n";
   int before = SshdAccepted();
   ExecContext context;
   RunResult result = RunRemoteSlurmJob(spec, context);

@@ -46,6 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   trtllm_run::SlurmConfigFacts conf_file = trtllm_run::ParseSlurmConfFile(text);
   FUZZ_CHECK(!conf_file.kill_wait_seconds || *conf_file.kill_wait_seconds >= 0);
   trtllm_run::BatchOutputPaths paths = trtllm_run::ParseBatchOutputPaths(std::string(text));
+  std::string token = trtllm_run::EndMarkerTokenOfScript(text);
+  FUZZ_CHECK(token.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos);
   FUZZ_CHECK(!paths.out.empty());
 
   for (std::string_view line : Lines(text)) {
@@ -53,7 +55,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!seconds || *seconds >= 0);
     (void)trtllm_run::ParseSlurmExit(line);
     (void)trtllm_run::NormalizeSlurmState(line);
-    (void)trtllm_run::ParseEndMarker(line);
+    std::optional<int> end = trtllm_run::ParseEndMarker(line, "00112233445566778899aabbccddeeff");
+    FUZZ_CHECK(!end || (*end >= 0 && *end <= 999));
+    FUZZ_CHECK(!trtllm_run::ParseEndMarker(line, ""));
     (void)trtllm_run::ParseStepExitLine(line);
     (void)trtllm_run::ParseCancelLine(line);
   }

@@ -316,7 +316,7 @@ struct FaultCase {
                          "_auto_test_%j.out\n#SBATCH --time=00:05:00\n";
     script += "echo \"[trtllm-run] job ${SLURM_JOB_ID} on $(hostname) started\"\n";
     script += "bash -c " + ShellQuote(command) + "\nexit_code=$?\n";
-    script += "echo \"[trtllm-run] job finished with exit code ${exit_code}\"\nexit $exit_code\n";
+    script += EndMarkerEcho(NewEndMarkerToken()) + "\nexit $exit_code\n";
     WriteTextFile(spec.script_path, script);
     ::chmod(spec.script_path.c_str(), 0755);
     context.cancel = &cancel;

@@ -311,6 +311,7 @@ RunResult WatchWithLaggingLog(const std::string& name, const std::vector<std::st
   job.err_path = dir.path() + "/" + name + "_auto_test_" + job.job_id + ".err";
   job.local_out = job.out_path;
   job.local_err = job.err_path;
+  job.end_marker_token = EndMarkerTokenOfScript(ReadTextFile(script));
   job.success_patterns = {"passed"};
   job.failure_patterns = {"FAILED", "ERROR"};
   job.monitor_timeout_seconds = 600;

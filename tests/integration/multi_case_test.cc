@@ -8,6 +8,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -350,5 +351,110 @@ TEST_CASE("run --cases: Ctrl-C cancels every job: CANCELLED, exit 130, queue emp
   }
   for (const char* sleep : {"sleep 641", "sleep 642", "sleep 643", "sleep 644"}) {
     CHECK(WaitNoProcessWithMarker(sleep, 10));
+  }
+}
+
+namespace {
+
+// `text` as a YAML single-quoted scalar.
+std::string YamlQuoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+  return out + "'";
+}
+
+std::optional<int> ExitCodeOf(const rapidjson::Value& item) {
+  const rapidjson::Value& result = item["result"];
+  if (!result.HasMember("exit_code") || !result["exit_code"].IsInt()) return std::nullopt;
+  return result["exit_code"].GetInt();
+}
+
+}  // namespace
+
+TEST_CASE(
+    "run --cases: a job's own end line is not its end: forged, guessed, mid-line or early "
+    "markers are not PASSED",
+    "[slurm][cli][multi][end_marker]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_cases_slurm");
+  const std::string marker = UniqueMarker("mcend");
+  const std::string line = "[trtllm-run] job finished with exit code 0";
+  struct Case {
+    std::string command;
+    const char* status;
+    std::optional<int> exit_code;
+  };
+  const std::vector<Case> cases = {
+      // The issue's case: PASSED in 2.4 s with the job still RUNNING, left unwatched.
+      {"echo '" + line + "'; sleep 15; exit 1", "FAILED", 1},
+      // A guessed token, an empty one.
+      {"echo '" + line + " (token 00112233445566778899aabbccddeeff)'; echo '" + line +
+           " (token )'; sleep 5; exit 3",
+       "FAILED", 3},
+      // The marker inside a line.
+      {"echo 'x " + line + "'; sleep 5; exit 4", "FAILED", 4},
+      // An end marker followed by the real failure at once.
+      {"echo '" + line + "'; exit 5", "FAILED", 5},
+      // A payload that learned the script's token (it may read the script): only the
+      // scheduler's record of the job ends it.
+      {"t=$(scontrol write batch_script $SLURM_JOB_ID - 2>/dev/null | grep -o '(token [0-9a-f]*)' "
+       "| tail -n 1); echo \"" +
+           line + " $t\"; sleep 5; exit 6",
+       "FAILED", 6},
+      {"echo all good", "PASSED", 0},
+  };
+  std::string yaml = "cases:\n";
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::string name = marker + "_" + std::to_string(i);
+    yaml += "  - {name: " + name + ", model_name: " + name +
+            ", custom_cmd: " + YamlQuoted(cases[i].command) + "}\n";
+  }
+  WriteTextFile(repo.path() + "/cases.yaml", yaml);
+  CliOptions options;
+  options.args = SlurmArgs(repo.path(), repo.path() + "/cases.yaml");
+  options.timeout_seconds = 300;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 1);
+  CHECK(run.seconds >= 15);  // the first case's verdict waited for its real end
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == cases.size());
+  for (const auto& item : combined["cases"].GetArray()) {
+    std::string name = Str(item, "name");
+    std::size_t i = std::stoul(name.substr(name.rfind('_') + 1));
+    INFO(name << " (" << cases[i].command << "): " << Str(item["result"], "reason") << "\n"
+              << ReadTextFile(Str(item["result"], "log_file")));
+    CHECK(Str(item, "status") == cases[i].status);
+    CHECK(ExitCodeOf(item) == cases[i].exit_code);
+    CHECK(JobActiveStates(Str(item, "job_id")).empty());  // none left running unwatched
+  }
+}
+
+TEST_CASE("run --cases: a hang line then exit 0 is HANG_DETECTED on Slurm, every time",
+          "[slurm][cli][multi][hang]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_cases_slurm");
+  const std::string marker = UniqueMarker("mchang");
+  std::string yaml = "cases:\n";
+  for (int i = 0; i < 5; ++i) {
+    std::string name = marker + "_" + std::to_string(i);
+    yaml += "  - {name: " + name + ", model_name: " + name +
+            ", custom_cmd: \"echo 'hang detected'; exit 0\"}\n";
+  }
+  WriteTextFile(repo.path() + "/cases.yaml", yaml);
+  CliOptions options;
+  options.args = SlurmArgs(repo.path(), repo.path() + "/cases.yaml");
+  options.timeout_seconds = 300;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 5);
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 5);
+  for (const auto& item : combined["cases"].GetArray()) {
+    INFO(Str(item, "name") + ": " + Str(item["result"], "reason"));
+    CHECK(Str(item, "status") == "HANG_DETECTED");
+    CHECK(Str(item["result"], "reason").find("hang detected") != std::string::npos);
   }
 }

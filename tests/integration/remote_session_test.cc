@@ -489,3 +489,36 @@ TEST_CASE(
   CHECK(released.exit_code == 0);
   CHECK(JobActiveStates(allocation).empty());
 }
+
+TEST_CASE(
+    "remote session: a job's own end line is not its end: FAILED after its real exit, "
+    "nothing left running",
+    "[slurm][sshd][end_marker]") {
+  EnsureSlurm();
+  RemoteCases cases;
+  const std::string line = "[trtllm-run] job finished with exit code 0";
+  // The case (PASSED in 5.9 s while the job ran on), and a forged end line
+  // followed by the real failure at once, beside a passing case.
+  cases.WriteCases(
+      {"echo '" + line + "'; sleep 15; exit 1", "echo '" + line + "'; exit 5", "echo all good"});
+  CliRun run = RunCli(cases.Options("main"));
+  INFO(run.Describe());
+  CHECK(run.exit_code == 1);
+  CHECK(run.seconds >= 15);
+  rapidjson::Document combined = cases.Combined();
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 3);
+  const std::map<std::string, std::pair<std::string, int>> expected = {
+      {cases.Name(0), {"FAILED", 1}},
+      {cases.Name(1), {"FAILED", 5}},
+      {cases.Name(2), {"PASSED", 0}}};
+  for (const auto& item : combined["cases"].GetArray()) {
+    INFO(Str(item, "name") + ": " + Str(item["result"], "reason") + "\n--- log\n" +
+         ReadTextFile(Str(item["result"], "log_file")));
+    const auto& [status, exit_code] = expected.at(Str(item, "name"));
+    CHECK(Str(item, "status") == status);
+    REQUIRE(item["result"].HasMember("exit_code"));
+    CHECK(item["result"]["exit_code"].GetInt() == exit_code);
+    CHECK(JobActiveStates(Str(item, "job_id")).empty());
+  }
+}

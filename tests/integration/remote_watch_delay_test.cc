@@ -1,10 +1,11 @@
-// How soon a remote job's verdict follows its end: jobs submitted as the key user
+// How soon a remote job's end reaches the watcher: jobs submitted as the key user
 // (sshtest) through the loopback sshd and watched by SlurmWatcher over one SSH master, as
 // remote_slurm does, their output in a directory whose name has spaces and quotes. The
-// periodic `tail -c` copy is set 20 s apart and the scheduler is not asked until 30 s
-// after the first end line, so a verdict within ~1.5 s of the end the job printed can
-// only come from the streaming output follower; a master connection killed mid-watch is
-// re-established and the follower restarted without losing or repeating a byte.
+// periodic `tail -c` copy is set 20 s apart, so the end line in the local copy within
+// ~1.5 s of the end the job printed can only come from the streaming output follower (the
+// verdict itself then waits for the controller, asked 5 s after the first end line); a
+// master connection killed mid-watch is re-established and the follower restarted
+// without losing or repeating a byte.
 #include <signal.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "cli_harness.h"
 #include "os/ssh.h"
 #include "slurm/slurm_client.h"
+#include "slurm/slurm_records.h"
 #include "slurm/slurm_watch.h"
 #include "slurm_test_util.h"
 
@@ -44,19 +46,22 @@ std::string RandomName() {
 }
 
 // A job that prints a line every 0.2 s for `seconds`, then the time it ends and the end
-// line of the rendered batch scripts.
-const char kJobScript[] =
-    "#!/bin/bash\n"
-    "end=$(( $(date +%s%N) + ${JOB_SECONDS%.*} * 1000000000 ))\n"
-    "i=0\n"
-    "while [ \"$(date +%s%N)\" -lt \"$end\" ]; do i=$((i+1)); echo \"tick $i\"; "
-    "echo \"err $i\" >&2; sleep 0.2; done\n"
-    "echo \"[test] end $(date +%s.%N)\"\n"
-    "echo \"[trtllm-run] job finished with exit code 0\"\n";
+// marker of the rendered batch scripts (with `token`).
+std::string JobScript(const std::string& token) {
+  return "#!/bin/bash\n"
+         "end=$(( $(date +%s%N) + ${JOB_SECONDS%.*} * 1000000000 ))\n"
+         "i=0\n"
+         "while [ \"$(date +%s%N)\" -lt \"$end\" ]; do i=$((i+1)); echo \"tick $i\"; "
+         "echo \"err $i\" >&2; sleep 0.2; done\n"
+         "echo \"[test] end $(date +%s.%N)\"\n"
+         "exit_code=0\n" +
+         EndMarkerEcho(token) + "\n";
+}
 
 struct RemoteWatch {
   TempDir local{"trtllm_rdelay"};
   std::string marker = "trtllm_rdelay_" + RandomName();
+  std::string token = NewEndMarkerToken();
   // Spaces, both quotes and shell syntax in the path the follower is given.
   std::string remote_dir = "/home/sshtest/" + marker + "/it's a \"job\" dir $(x)";
   std::string ssh_config = local.path() + "/ssh_config";
@@ -77,8 +82,9 @@ struct RemoteWatch {
     Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options);
     REQUIRE(made.ok());
     ssh = std::move(made.value());
-    Result<CommandOutput> put = ssh->Run(
-        {"bash", "-c", "mkdir -p -- \"$1\" && cat >\"$1/job.sh\"", "put", remote_dir}, kJobScript);
+    Result<CommandOutput> put =
+        ssh->Run({"bash", "-c", "mkdir -p -- \"$1\" && cat >\"$1/job.sh\"", "put", remote_dir},
+                 JobScript(token));
     REQUIRE(put.ok());
     INFO(put->stderr_text);
     REQUIRE(put->exit_code == 0);
@@ -107,6 +113,7 @@ struct RemoteWatch {
     job.workflow_type = "custom";
     job.scenario = "remote_slurm";
     job.time_limit = "00:02:00";
+    job.end_marker_token = token;
     return job;
   }
 
@@ -115,9 +122,8 @@ struct RemoteWatch {
       SlurmClient* client, const std::vector<SlurmWatchJob>& jobs,
       const std::function<void()>& during = {}) {
     SlurmWatchOptions options;
-    options.confirm_clean_end = false;  // the end line is the end (multi-case runs)
-    options.log_interval = 20;          // the periodic copy: far apart
-    options.first_query_delay = 30;     // no scheduler answer before the output's
+    options.log_interval = 20;      // the periodic copy: far apart
+    options.first_query_delay = 5;  // no scheduler answer before the output's
     options.kill_grace_seconds = 5;
     options.progress = &progress;
     SlurmWatcher watcher(client, options);
@@ -125,15 +131,24 @@ struct RemoteWatch {
     std::map<std::string, std::pair<RunResult, double>> verdicts;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(240);
     while (watcher.active() > 0 && std::chrono::steady_clock::now() < deadline) {
-      for (SlurmVerdict& v : watcher.Poll(nullptr, 5.0)) {
+      for (SlurmVerdict& v : watcher.Poll(nullptr, 0.1)) {
         verdicts[v.job_id] = {std::move(v.result), Epoch()};
+      }
+      // When each job's end line first showed in its local copy.
+      for (const SlurmWatchJob& job : jobs) {
+        if (!end_seen.count(job.job_id) &&
+            ReadTextFile(job.local_out).find("(token " + token + ")\n") != std::string::npos) {
+          end_seen[job.job_id] = Epoch();
+        }
       }
       if (during) during();
     }
     return verdicts;
   }
 
-  // The delay from the end the job printed to its verdict.
+  std::map<std::string, double> end_seen;  // job id -> when its end line arrived here
+
+  // The delay from the end the job printed to `at`.
   double Delay(const SlurmWatchJob& job, double verdict_at) const {
     std::string text = ReadTextFile(job.out_path);  // this host is the login node
     std::size_t at = text.find("[test] end ");
@@ -149,8 +164,7 @@ double Median(std::vector<double> values) {
 
 }  // namespace
 
-TEST_CASE("remote watch: verdicts follow the jobs' ends within ~1.5 s (streamed output)",
-          "[slurm][sshd]") {
+TEST_CASE("remote watch: the jobs' ends arrive within ~1.5 s (streamed output)", "[slurm][sshd]") {
   EnsureSshd();
   RemoteWatch w;
   SlurmClient client(w.ssh.get());
@@ -163,7 +177,8 @@ TEST_CASE("remote watch: verdicts follow the jobs' ends within ~1.5 s (streamed 
     INFO("job " << job.job_id);
     REQUIRE(verdicts.count(job.job_id) == 1);
     CHECK(verdicts[job.job_id].first.status == RunStatus::kPassed);
-    double delay = w.Delay(job, verdicts[job.job_id].second);
+    REQUIRE(w.end_seen.count(job.job_id) == 1);
+    double delay = w.Delay(job, w.end_seen[job.job_id]);
     delays.push_back(delay);
     CHECK(delay < 5.0);  // the copy 20 s apart would be 10 s late or more
     // The local copies are the remote files, byte for byte.
@@ -204,7 +219,8 @@ TEST_CASE(
     INFO("job " << job.job_id);
     REQUIRE(verdicts.count(job.job_id) == 1);
     CHECK(verdicts[job.job_id].first.status == RunStatus::kPassed);
-    delays.push_back(w.Delay(job, verdicts[job.job_id].second));
+    REQUIRE(w.end_seen.count(job.job_id) == 1);
+    delays.push_back(w.Delay(job, w.end_seen[job.job_id]));
     CHECK(ReadTextFile(job.local_out) == ReadTextFile(job.out_path));
     CHECK(ReadTextFile(job.local_err) == ReadTextFile(job.err_path));
   }

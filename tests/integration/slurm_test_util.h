@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cli_harness.h"
+#include "slurm/slurm_records.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -99,7 +100,8 @@ inline std::string BatchScript(const std::string& log_dir, const std::string& mo
     s += "run_step step" + std::to_string(i) + " srun -l --kill-on-bad-exit=1 bash -c " +
          trtllm_run::ShellQuote(steps[i]) + "\n";
   }
-  s += "echo \"[trtllm-run] job finished with exit code ${exit_code}\"\nexit \"$exit_code\"\n";
+  // The end marker with a token of its own, as render_slurm.cc prints it.
+  s += trtllm_run::EndMarkerEcho(trtllm_run::NewEndMarkerToken()) + "\nexit \"$exit_code\"\n";
   return s;
 }
 

@@ -307,6 +307,20 @@ TEST_CASE("local_direct: a hang reported just before a failing exit is HANG_DETE
   CHECK_THAT(r.reason, Catch::Contains("HANG DETECTED: aborting"));
 }
 
+TEST_CASE("local_direct: a hang line then exit 0 is HANG_DETECTED however the race goes",
+          "[local_direct][hang]") {
+  // Exiting before the watcher reads the line, or stopped by it first: the same verdict.
+  Fixture f;
+  for (const char* command : {"echo 'hang detected'; exit 0", "echo 'hang detected'; exit 0",
+                              "echo 'hang detected'; exit 0", "echo 'hang detected'; exit 0",
+                              "echo 'hang detected'; exit 0", "echo 'hang detected'; sleep 1"}) {
+    RunResult r = f.Run(f.Plan(command));
+    INFO(command << ": " << r.reason);
+    CHECK(r.status == RunStatus::kHangDetected);
+    CHECK_THAT(r.reason, Catch::Contains("\"hang detected\""));
+  }
+}
+
 TEST_CASE("local_direct: cancellation ends the group as CANCELLED", "[local_direct]") {
   Fixture f;
   for (int sig : {SIGINT, SIGTERM, 0}) {

@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include "plan_test_support.h"
+#include "slurm/slurm_records.h"
 
 using namespace plan_test;
 
@@ -494,7 +495,33 @@ TEST_CASE("a failed step ends the job with its real exit code", "[render][slurm]
   CHECK(StepOutput(out.stdout_text, "prepare") == "preparing\n");
   CHECK_THAT(out.stdout_text, Catch::Contains("[trtllm-run] step run: skipped"));
   CHECK(out.stdout_text.find("ran-anyway") == std::string::npos);
-  CHECK_THAT(out.stdout_text, Catch::EndsWith("[trtllm-run] job finished with exit code 3\n"));
+  const std::string token = EndMarkerTokenOfScript(ReadText(job.spec.script_path));
+  REQUIRE(token.size() == 32);
+  CHECK_THAT(out.stdout_text,
+             Catch::EndsWith("[trtllm-run] job finished with exit code 3 (token " + token + ")\n"));
+
+  SECTION("the end marker's token is new per script and in no step's environment or argv") {
+    // Every process's argv and the step's environment, as the payload can see them.
+    request.bench_cmd =
+        "env && for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <\"$f\"; echo; done 2>/dev/null; "
+        "echo run trtllm-bench --tp 1";
+    Prepared seen = PrepareJob(root, request, ClusterA());
+    REQUIRE(seen.status.ok());
+    const std::string script = ReadText(seen.spec.script_path);
+    const std::string own = EndMarkerTokenOfScript(script);
+    REQUIRE(own.size() == 32);
+    CHECK(own != token);
+    CommandOutput ran = RunScript(root / "shims", {"bash", seen.spec.script_path});
+    INFO(ran.stdout_text);
+    CHECK(ran.exit_code == 0);
+    CHECK_THAT(ran.stdout_text, Catch::Contains("PATH="));  // it did print its environment
+    // Only the end line shows the token.
+    CHECK(ran.stdout_text.find(own) == ran.stdout_text.rfind(own));
+    CHECK_THAT(ran.stdout_text,
+               Catch::EndsWith("[trtllm-run] job finished with exit code 0 (token " + own + ")\n"));
+    // The token is on the script's echo line only.
+    CHECK(script.find(own) == script.rfind(own));
+  }
 
   SECTION("and a passing job ends with 0") {
     request.bench_cmd = "echo prep && echo run trtllm-bench --tp 1";

@@ -14,7 +14,8 @@ TEST_CASE("hopeless pending reasons: the table's names and per-job limits, not w
        {"PartitionDown", "PartitionInactive", "PartitionConfig", "PartitionTimeLimit",
         "BadConstraints", "InvalidAccount", "InvalidQOS", "DependencyNeverSatisfied",
         "QOSMaxGRESPerJob", "QOSMaxWallDurationPerJobLimit", "AssocMaxCpuPerJobLimit",
-        "AssocMaxNodePerJobLimit"}) {
+        "AssocMaxNodePerJobLimit", "AssocMaxCpuMinutesPerJobLimit",
+        "AssocMaxWallDurationPerJobLimit", "AssocMaxGRESPerJob", "AssocMaxMemPerJob"}) {
     INFO(reason);
     std::optional<HopelessPendingReason> row = FindHopelessPendingReason(reason);
     REQUIRE(row.has_value());
@@ -24,8 +25,11 @@ TEST_CASE("hopeless pending reasons: the table's names and per-job limits, not w
   for (const char* reason :
        {"Resources", "Priority", "Dependency", "BeginTime", "Reservation", "JobHeldUser",
         "JobHeldAdmin", "ReqNodeNotAvail, UnavailableNodes:node1", "PartitionNodeLimit",
-        "QOSGrpGRES", "AssocGrpCpuLimit", "QOSMaxJobsPerUserLimit", "QOSMaxGRESPerUser", "",
-        "None"}) {
+        "QOSGrpGRES", "AssocGrpCpuLimit", "QOSMaxJobsPerUserLimit", "QOSMaxGRESPerUser",
+        // An account's running totals (Slurm's WAIT_ASSOC_MAX_JOBS / _MAX_SUB_JOB): they
+        // clear as its other jobs end, unlike the per-job AssocMax*PerJob* limits above.
+        "AssocMaxJobsLimit", "AssocMaxSubmitJobLimit", "AssocGrpJobsLimit",
+        "AssocGrpSubmitJobsLimit", "", "None"}) {
     INFO(reason);
     CHECK_FALSE(FindHopelessPendingReason(reason).has_value());
   }

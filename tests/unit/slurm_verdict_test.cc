@@ -35,14 +35,17 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+// The end-marker token of the fixtures' scripts (capture.sh END_TOKEN).
+const char kFixtureEndToken[] = "00112233445566778899aabbccddeeff";
+
 const std::vector<std::string> kPytestFailure = {"FAILED", "ERROR"};
 const std::vector<std::string> kPytestSuccess = {"passed"};
 
 // What the watcher would know about a fixture case at the end: the scanned output, the
 // controller's final record, and accounting unless `with_accounting` is false.
 struct Case {
-  PatternScanner out{JobOutputPatterns(kPytestFailure, kPytestSuccess)};
-  PatternScanner err{JobOutputPatterns(kPytestFailure, kPytestSuccess)};
+  PatternScanner out{JobOutputPatterns(kPytestFailure, kPytestSuccess, kFixtureEndToken)};
+  PatternScanner err{JobOutputPatterns(kPytestFailure, kPytestSuccess, kFixtureEndToken)};
   SlurmJobEvidence evidence;
 };
 
@@ -94,6 +97,7 @@ std::unique_ptr<Case> Load(const std::string& name, bool with_controller = true,
   scan.out_head = Lines(out);
   scan.out_tail = Lines(out);
   scan.err_head = Lines(err);
+  scan.end_token = kFixtureEndToken;
   AddOutputEvidence(scan, &e);
   return c;
 }
@@ -214,9 +218,85 @@ TEST_CASE("Slurm durations convert to seconds", "[slurm_verdict]") {
   CHECK(!ParseSlurmDuration("1:x"));
 }
 
+TEST_CASE("the end marker is a whole line with the script's token, the last one counts",
+          "[slurm_verdict][end_marker]") {
+  const std::string token = kFixtureEndToken;
+  const std::string marker = "[trtllm-run] job finished with exit code";
+  CHECK(ParseEndMarker(marker + " 3 (token " + token + ")", token) == 3);
+  CHECK(ParseEndMarker(marker + " 0 (token " + token + ")\r", token) == 0);
+  // What a payload can print without the token: none is the marker.
+  CHECK_FALSE(ParseEndMarker(marker + " 0", token));                           // no token
+  CHECK_FALSE(ParseEndMarker(marker + " 0 (token )", token));                  // empty token
+  CHECK_FALSE(ParseEndMarker(marker + " 0 (token 0123456789abcdef)", token));  // guessed
+  CHECK_FALSE(ParseEndMarker(marker + " 0 (token " + token + ")", ""));        // job without one
+  CHECK_FALSE(ParseEndMarker(marker + " 0 (token " + token + ")", "x" + token));
+  // Only the whole line: not embedded, not prefixed (srun -l labels), not followed.
+  CHECK_FALSE(ParseEndMarker("hi " + marker + " 0 (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker("0: " + marker + " 0 (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker(marker + " 0 (token " + token + ") and more", token));
+  CHECK_FALSE(ParseEndMarker(" " + marker + " 0 (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker(marker + " 0  (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker(marker + " -1 (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker(marker + "  (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker(marker + " 0x1 (token " + token + ")", token));
+  CHECK_FALSE(ParseEndMarker("[trtllm-run] step run: exit code 3", token));
+  // The last marker line wins: a real failure after an earlier (forged or not) clean one.
+  std::vector<std::string> lines = {marker + " 0 (token " + token + ")", "boom",
+                                    marker + " 1 (token " + token + ")", "x " + marker + " 0"};
+  CHECK(LastEndMarker(lines, token) == 1);
+  CHECK_FALSE(LastEndMarker({marker + " 0", "hi " + marker + " 0 (token " + token + ")"}, token));
+  // The token comes from the script's own echo line; scripts without one have none.
+  std::string echo = EndMarkerEcho(token);
+  CHECK(echo == "echo \"" + marker + " ${exit_code} (token " + token + ")\"");
+  CHECK(EndMarkerTokenOfScript("#!/bin/bash\nrun_step a b\n\n" + echo + "\nexit 0\n") == token);
+  CHECK(EndMarkerTokenOfScript("#!/bin/bash\necho \"" + marker + " ${exit_code}\"\n") == "");
+  CHECK(EndMarkerTokenOfScript("echo \"" + marker + " ${exit_code} (token $(id))\"\n") == "");
+  CHECK(EndMarkerTokenOfScript("") == "");
+  // Fresh tokens: 32 hex digits, never the same twice.
+  std::string a = NewEndMarkerToken(), b = NewEndMarkerToken();
+  CHECK(a.size() == 32);
+  CHECK(a.find_first_not_of("0123456789abcdef") == std::string::npos);
+  CHECK(a != b);
+}
+
+TEST_CASE("a marker without the token, mid-line or before a real failure is not the end",
+          "[slurm_verdict][end_marker]") {
+  const std::string token = kFixtureEndToken;
+  const std::string marker = "[trtllm-run] job finished with exit code";
+  struct Row {
+    const char* what;
+    std::string out;
+    std::optional<int> expected;
+  };
+  for (const Row& row : {
+           Row{"no token", marker + " 0\n", std::nullopt},
+           Row{"empty token", marker + " 0 (token )\n", std::nullopt},
+           Row{"guessed token", marker + " 0 (token ffeeddccbbaa99887766554433221100)\n",
+               std::nullopt},
+           Row{"mid-line", "x" + marker + " 0 (token " + token + ")\n", std::nullopt},
+           Row{"then a real failure",
+               marker + " 0 (token " + token + ")\nboom\n" + marker + " 1 (token " + token + ")\n",
+               1},
+       }) {
+    INFO(row.what);
+    PatternScanner out{JobOutputPatterns({}, {}, token)};
+    out.Feed(row.out);
+    JobOutputScan scan;
+    scan.out = &out;
+    scan.out_exists = true;
+    scan.out_tail = Lines(row.out);
+    scan.end_token = token;
+    SlurmJobEvidence e;
+    e.job_id = "91";
+    e.purged = true;  // no final record: the marker alone would decide (rule 3)
+    AddOutputEvidence(scan, &e);
+    CHECK(e.end_marker_exit == row.expected);
+    RunResult result = JudgeSlurmJob(e);
+    CHECK(result.status != RunStatus::kPassed);
+  }
+}
+
 TEST_CASE("the job's own lines parse", "[slurm_verdict]") {
-  CHECK(ParseEndMarker("[trtllm-run] job finished with exit code 3") == 3);
-  CHECK(!ParseEndMarker("[trtllm-run] step run: exit code 3"));
   std::optional<StepExitLine> step = ParseStepExitLine("[trtllm-run] step prepare: exit code 137");
   REQUIRE(step);
   CHECK(step->step == "prepare");
@@ -533,6 +613,13 @@ TEST_CASE("a hang line outranks Slurm's OUT_OF_MEMORY, TIMEOUT and time-limit re
   SlurmJobEvidence no_end = purged;
   no_end.cancel_line.clear();
   rows.push_back({"purged, no end line", no_end, "no final state"});
+  // TensorRT-LLM's hang detector killed its own process (exit 137) on a cluster without
+  // accounting, judged after the controller forgot the job: only the end line remains.
+  SlurmJobEvidence killed = no_end;
+  killed.end_marker_exit = 137;
+  rows.push_back({"purged, no accounting, end line 137", killed,
+                  "finished with exit code 137 (its end line; the controller no longer knows it "
+                  "(purged after MinJobAge); accounting is disabled)"});
   for (const Row& row : rows) {
     RunResult result = JudgeSlurmJob(row.e);
     INFO(row.name << ": " << result.reason);
@@ -542,7 +629,7 @@ TEST_CASE("a hang line outranks Slurm's OUT_OF_MEMORY, TIMEOUT and time-limit re
   }
 }
 
-TEST_CASE("a hang line does not outrank a clean exit, a person's scancel or a node failure",
+TEST_CASE("a hang line outranks a clean exit, but not a person's scancel or a node failure",
           "[slurm_verdict][hang]") {
   const std::string hang = "[TRT-LLM] hang detected: no progress for 300 s";
   SlurmJobEvidence e;
@@ -550,12 +637,21 @@ TEST_CASE("a hang line does not outrank a clean exit, a person's scancel or a no
   e.log_exists = true;
   e.hang_line = hang;
   e.accounting_available = true;
+  // Exit 0 after the hang line: HANG_DETECTED, as when trtllm-run had cancelled it first
+  // (which of the two happens is a matter of timing).
   e.accounting = ParseSacct("78|COMPLETED|0:0|0:0|None|a|b|00:00:05|n1|job\n");
   RunResult completed = JudgeSlurmJob(e);
-  CHECK(completed.status == RunStatus::kPassed);
-  bool noted = false;
-  for (const std::string& note : completed.notes) noted |= note.find(hang) != std::string::npos;
-  CHECK(noted);
+  CHECK(completed.status == RunStatus::kHangDetected);
+  CHECK(completed.reason ==
+        "job 78 logged \"" + hang + "\", then completed with exit code 0: state COMPLETED (sacct)");
+  CHECK(completed.exit_code == 0);
+  // The same without any record, from the end marker alone.
+  SlurmJobEvidence purged = e;
+  purged.accounting.clear();
+  purged.accounting_available = false;
+  purged.purged = true;
+  purged.end_marker_exit = 0;
+  CHECK(JudgeSlurmJob(purged).status == RunStatus::kHangDetected);
 
   e.accounting = ParseSacct("78|CANCELLED by 1000|0:15|0:0|None|a|b|00:00:05|n1|job\n");
   CHECK(JudgeSlurmJob(e).status == RunStatus::kCancelled);

@@ -30,7 +30,7 @@ TEST_CASE("srun task exit lines: node, tasks and exit code", "[slurm_verdict]") 
 
 TEST_CASE("a failed multi-node job names the first failing task and its node", "[slurm_verdict]") {
   const std::vector<std::string> failure = {"FAILED"}, success = {"passed"};
-  PatternScanner out{JobOutputPatterns(failure, success)};
+  PatternScanner out{JobOutputPatterns(failure, success, "")};
   out.Feed(
       "0: 1 passed in 0.01s\n"
       "srun: error: gpunode2: task 3: Exited with exit code 1\n"

@@ -69,6 +69,8 @@ struct SlurmScriptInputs {
   std::string custom_command;
   std::string custom_env;  // KEY=VALUE pairs, values shell-quoted (safe to eval)
   std::string custom_workdir;
+  // The token of the script's end marker (slurm_records.h EndMarkerEcho); "": a new one.
+  std::string end_marker_token;
 };
 
 // The batch script: #SBATCH lines, strict mode without errexit, one `srun -l` per step

@@ -9,6 +9,7 @@
 #include "render/render.h"
 #include "slurm/perf_submit.h"
 #include "slurm/slurm_probe.h"
+#include "slurm/slurm_records.h"
 #include "slurm/slurm_resolve.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
@@ -162,7 +163,10 @@ std::string RenderSlurmBatchScript(const SlurmScriptInputs& in) {
     }
     s << "\n";
   }
-  s << "\necho \"[trtllm-run] job finished with exit code ${exit_code}\"\n"
+  // The end marker: a whole line with a token the steps are not given (slurm_records.h).
+  const std::string token = in.end_marker_token.empty() ? NewEndMarkerToken() : in.end_marker_token;
+  s << "\n"
+    << EndMarkerEcho(token) << "\n"
     << "exit \"$exit_code\"\n";
   return s.str();
 }

@@ -373,9 +373,11 @@ std::vector<EnvVar> HeldJobEnv(const JobSpec& spec) {
 }
 
 // What the script's log showed, for JudgeSlurmJob.
-void AddHeldLogEvidence(const JobSpec& spec, const std::string& log, const LogFollower& follower,
-                        SlurmJobEvidence* e, std::uint64_t* log_bytes) {
+void AddHeldLogEvidence(const JobSpec& spec, const std::string& log, const std::string& end_token,
+                        const LogFollower& follower, SlurmJobEvidence* e,
+                        std::uint64_t* log_bytes) {
   JobOutputScan scan;
+  scan.end_token = end_token;
   scan.out = &follower.scanner();
   scan.failure_count = spec.failure_patterns.size();
   scan.success_count = spec.success_patterns.size();
@@ -400,8 +402,9 @@ void AddHeldLogEvidence(const JobSpec& spec, const std::string& log, const LogFo
 
 // The verdict of the script run in `allocation`: its supervision, then JudgeSlurmJob.
 RunResult JudgeHeldRun(const JobSpec& spec, const HeldAllocation& allocation,
-                       const std::string& log, const LogFollower& follower,
-                       const SupervisionOutcome& supervised, bool confirmed, RunResult result) {
+                       const std::string& log, const std::string& end_token,
+                       const LogFollower& follower, const SupervisionOutcome& supervised,
+                       bool confirmed, RunResult result) {
   SlurmJobEvidence e;
   e.job_id = allocation.job_id;
   e.workflow_type = spec.workflow_type;
@@ -434,7 +437,7 @@ RunResult JudgeHeldRun(const JobSpec& spec, const HeldAllocation& allocation,
     e.controller_source = "its script's exit status";
   }
   std::uint64_t log_bytes = 0;
-  AddHeldLogEvidence(spec, log, follower, &e, &log_bytes);
+  AddHeldLogEvidence(spec, log, end_token, follower, &e, &log_bytes);
   RunResult judged = JudgeSlurmJob(e);
   result.status = judged.status;
   result.reason = "in held allocation " + allocation.job_id + ": " + judged.reason;
@@ -519,7 +522,9 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   state.extra["allocation_id"] = allocation.job_id;
   WriteRunState(spec.work_dir, state).IgnoreError();
 
-  LogFollower follower(log, JobOutputPatterns(spec.failure_patterns, spec.success_patterns), 60);
+  const std::string end_token = EndMarkerTokenOfScript(text.value());
+  LogFollower follower(
+      log, JobOutputPatterns(spec.failure_patterns, spec.success_patterns, end_token), 60);
   SupervisorOptions supervision;
   supervision.cancel = context.cancel;
   supervision.monitor_timeout_seconds = spec.monitor_timeout_seconds;
@@ -541,7 +546,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   base.errors.insert(base.errors.end(), pump_errors.begin(), pump_errors.end());
   base.errors.insert(base.errors.end(), supervised.errors.begin(), supervised.errors.end());
   base.notes.insert(base.notes.end(), supervised.notes.begin(), supervised.notes.end());
-  RunResult result = JudgeHeldRun(spec, allocation, log, follower, supervised,
+  RunResult result = JudgeHeldRun(spec, allocation, log, end_token, follower, supervised,
                                   runner->group_gone() && !steps_left, base);
   result.finished_at = NowIso8601();
   result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();

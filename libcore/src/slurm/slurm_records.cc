@@ -1,6 +1,11 @@
 // Parsers of what Slurm prints about jobs (slurm_job.h).
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -336,10 +341,91 @@ std::optional<int> ParseSlurmDuration(std::string_view text) {
   return static_cast<int>(seconds);
 }
 
-std::optional<int> ParseEndMarker(std::string_view line) {
-  std::size_t pos = line.find(kEndMarkerPattern);
-  if (pos == std::string_view::npos) return std::nullopt;
-  return ParseInt(line.substr(pos + sizeof(kEndMarkerPattern) - 1));
+std::string NewEndMarkerToken() {
+  unsigned char bytes[16] = {};
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  if (got < sizeof bytes) {
+    int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      while (got < sizeof bytes) {
+        ssize_t n = ::read(fd, bytes + got, sizeof bytes - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+      }
+      ::close(fd);
+    }
+  }
+  if (got < sizeof bytes) {
+    // No randomness: a token a payload cannot guess cannot be made, so none is (no end
+    // marker; the scheduler alone decides).
+    return "";
+  }
+  static const char kHex[] = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 15];
+  }
+  return token;
+}
+
+std::string EndMarkerEcho(const std::string& token) {
+  return std::string("echo \"") + kEndMarkerPattern + " ${exit_code} (token " + token + ")\"";
+}
+
+std::string EndMarkerTokenOfScript(std::string_view script) {
+  const std::string head = std::string("echo \"") + kEndMarkerPattern + " ${exit_code} (token ";
+  std::string token;
+  for (std::string_view line : SplitLines(script)) {
+    line = Trim(line);
+    if (line.size() <= head.size() + 2 || line.substr(0, head.size()) != head ||
+        line.substr(line.size() - 2) != ")\"") {
+      continue;
+    }
+    std::string_view candidate = line.substr(head.size(), line.size() - head.size() - 2);
+    bool hex = !candidate.empty() && std::all_of(candidate.begin(), candidate.end(), [](char c) {
+      return std::isxdigit(static_cast<unsigned char>(c));
+    });
+    if (hex) token = std::string(candidate);
+  }
+  return token;
+}
+
+std::string EndMarkerScanPattern(const std::string& token) {
+  return token.empty() ? std::string() : "(token " + token + ")";
+}
+
+std::optional<int> ParseEndMarker(std::string_view line, std::string_view token) {
+  if (token.empty()) return std::nullopt;
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  constexpr std::string_view kPrefix = "[trtllm-run] job finished with exit code ";
+  const std::string suffix = " (token " + std::string(token) + ")";
+  if (line.size() <= kPrefix.size() + suffix.size() || line.substr(0, kPrefix.size()) != kPrefix ||
+      line.substr(line.size() - suffix.size()) != suffix) {
+    return std::nullopt;
+  }
+  std::string_view code = line.substr(kPrefix.size(), line.size() - kPrefix.size() - suffix.size());
+  // The script prints $exit_code: digits only (bash's $? is 0..255).
+  if (code.empty() || code.size() > 3 || !std::all_of(code.begin(), code.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      })) {
+    return std::nullopt;
+  }
+  return ParseInt(code);
+}
+
+std::optional<int> LastEndMarker(const std::vector<std::string>& lines, std::string_view token) {
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (std::optional<int> code = ParseEndMarker(*it, token)) return code;
+  }
+  return std::nullopt;
 }
 
 std::optional<StepExitLine> ParseStepExitLine(std::string_view line) {
@@ -415,8 +501,10 @@ std::optional<CancelLine> ParseCancelLine(std::string_view line) {
 }
 
 std::vector<std::string> JobOutputPatterns(const std::vector<std::string>& failure,
-                                           const std::vector<std::string>& success) {
-  std::vector<std::string> patterns = {"hang detected", kEndMarkerPattern, kSlurmCancelledPattern};
+                                           const std::vector<std::string>& success,
+                                           const std::string& end_token) {
+  std::vector<std::string> patterns = {"hang detected", EndMarkerScanPattern(end_token),
+                                       kSlurmCancelledPattern};
   const std::vector<std::string>& oom = SlurmOomPatterns();
   patterns.insert(patterns.end(), oom.begin(), oom.end());
   patterns.insert(patterns.end(), failure.begin(), failure.end());
@@ -447,10 +535,11 @@ void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidence* evidence) {
     return nullptr;
   };
   if (const PatternMatch* m = first(kHang, kHang + 1)) evidence->hang_line = m->line;
-  if (scan.out) {
-    if (const PatternMatch* m = scan.out->FindMatch(kEnd)) {
-      evidence->end_marker_exit = ParseEndMarker(m->line);
-    }
+  // The script prints its marker last: the last whole marker line of the .out's tail, once
+  // the scanner saw the token. One that many lines followed is not the script's end.
+  evidence->end_marker_exit.reset();
+  if (scan.out && scan.out->FindMatch(kEnd)) {
+    evidence->end_marker_exit = LastEndMarker(scan.out_tail, scan.end_token);
   }
   if (const PatternMatch* m = first(kCancel, kCancel + 1)) evidence->cancel_line = m->line;
   if (const PatternMatch* m = first(kOom, failure_begin)) evidence->oom_line = m->line;

@@ -113,9 +113,29 @@ TRTLLM_RUN_API std::optional<int> ParseSlurmDuration(std::string_view text);
 
 // ---- The job's own lines ----
 
-// "[trtllm-run] job finished with exit code N" -> N (the batch script's end marker).
-TRTLLM_RUN_API std::optional<int> ParseEndMarker(std::string_view line);
-TRTLLM_RUN_API extern const char kEndMarkerPattern[];  // for PatternScanner
+// The batch script's end marker: the WHOLE line "[trtllm-run] job finished with exit code N
+// (token T)" that the script prints after its last step, T a random token chosen when the
+// script is rendered and never given to the job's payload (not in its environment or
+// argv), so that a payload's own output cannot stand for it. A line that merely contains
+// the text, carries another token or none, or has anything before or after it, is not the
+// marker. The marker is only evidence: the scheduler decides when the job ended.
+TRTLLM_RUN_API extern const char kEndMarkerPattern[];  // "[trtllm-run] job finished with exit code"
+// 32 hex digits from /dev/urandom (getrandom); a new one for every rendered script.
+TRTLLM_RUN_API std::string NewEndMarkerToken();
+// The script line that prints the marker with `token`: echo "... ${exit_code} (token T)".
+TRTLLM_RUN_API std::string EndMarkerEcho(const std::string& token);
+// The token of the script's EndMarkerEcho line (the last one), or "" when it has none (a
+// launch script trtllm-run did not render): such a job has no end marker.
+TRTLLM_RUN_API std::string EndMarkerTokenOfScript(std::string_view script);
+// The text PatternScanner looks for to notice the marker: "(token T)"; "" for no token
+// (an empty pattern never matches).
+TRTLLM_RUN_API std::string EndMarkerScanPattern(const std::string& token);
+// N when `line` is exactly the marker with `token` (a trailing '\r' aside); nullopt
+// otherwise, and always for an empty token.
+TRTLLM_RUN_API std::optional<int> ParseEndMarker(std::string_view line, std::string_view token);
+// The exit code of the LAST marker line with `token` among `lines`, or nullopt.
+TRTLLM_RUN_API std::optional<int> LastEndMarker(const std::vector<std::string>& lines,
+                                                std::string_view token);
 // "[trtllm-run] step NAME: exit code N" -> {NAME, N}.
 struct StepExitLine {
   std::string step;
@@ -153,10 +173,11 @@ struct CancelLine {
 TRTLLM_RUN_API std::optional<CancelLine> ParseCancelLine(std::string_view line);
 
 // The patterns a job's .out and .err are scanned for, in this order: "hang detected", the
-// end marker, the cancel line, SlurmOomPatterns(), then `failure`, then `success`, then
-// kSrunTaskExitPattern.
+// end marker's EndMarkerScanPattern(end_token), the cancel line, SlurmOomPatterns(), then
+// `failure`, then `success`, then kSrunTaskExitPattern.
 TRTLLM_RUN_API std::vector<std::string> JobOutputPatterns(const std::vector<std::string>& failure,
-                                                          const std::vector<std::string>& success);
+                                                          const std::vector<std::string>& success,
+                                                          const std::string& end_token);
 
 struct SlurmJobEvidence;
 
@@ -172,6 +193,7 @@ struct JobOutputScan {
   std::vector<std::string> out_head;  // first lines of the .out (up to 50)
   std::vector<std::string> out_tail;  // last lines of the .out
   std::vector<std::string> err_head;  // first lines of the .err
+  std::string end_token;              // the script's end-marker token ("": no marker)
 };
 
 // Fills the output fields of `evidence` (end marker, step lines, hang/OOM/cancel lines,

@@ -202,7 +202,7 @@ std::string BuildScript(const JobSpec& spec, const std::string& command) {
   std::string line;
   for (const std::string& word : srun) line += (line.empty() ? "" : " ") + ShellQuote(word);
   s += line + "\nexit_code=$?\n";
-  s += "echo \"[trtllm-run] job finished with exit code ${exit_code}\"\n";
+  s += EndMarkerEcho(NewEndMarkerToken()) + "\n";  // a whole line; the build command has no token
   s += "exit \"$exit_code\"\n";
   return s;
 }

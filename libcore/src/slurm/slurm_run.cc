@@ -325,6 +325,7 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
     if (!written.ok()) base.errors.push_back(written.ToString());
   }
   Say(context, prefix, request.label + ": submitted job " + job_id + "; output " + job.out_path);
+  job.end_marker_token = EndMarkerTokenOfScript(text.value());
   job.success_patterns = request.success_patterns;
   job.failure_patterns = request.failure_patterns;
   job.monitor_timeout_seconds = request.monitor_timeout_seconds;

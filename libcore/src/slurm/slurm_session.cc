@@ -72,9 +72,9 @@ class LocalSlurmSession : public ExecutorSession {
     context.kill_grace_seconds = options.kill_grace_seconds;
     SlurmWatchOptions watch = internal::WatchOptions(spec, context, /*remote=*/false);
     watch.terminal = nullptr;
-    // A bulk run: a job's own clean end line ("exit code 0", no OOM or cancel line) is its
-    // end, without one more controller query per job to confirm it.
-    watch.confirm_clean_end = false;
+    // A bulk run: the controller confirms every job's end, but the confirmations ride on
+    // the shared watcher's queries within the bulk query budget.
+    watch.confirm_queries_per_job_minute = internal::kBulkConfirmQueriesPerJobMinute;
     return watch;
   }
 

@@ -193,9 +193,10 @@ void Judge::NeverStarted() {
 // A hang line in the job's output outranks what the job's ending left after it: the
 // hang detector of TensorRT-LLM prints it, dumps stacks and kills its own process (exit
 // 137), and a process that hung may also run out of memory or into a time limit before
-// it is killed. `then`: how the job ended, for the reason. False without a hang line.
-// Not asked for a clean exit 0, someone's scancel or a failure of the cluster: those
-// keep their verdicts.
+// it is killed. A clean exit 0 after the line is HANG_DETECTED too: whether trtllm-run
+// cancelled the job first or it ended first is a matter of timing, and the verdict must
+// not be. `then`: how the job ended, for the reason. False without a hang line. Not asked
+// for someone's scancel or a failure of the cluster: those keep their verdicts.
 bool Judge::FromHangLine(const std::string& then) {
   if (e_.hang_line.empty()) return false;
   Set(RunStatus::kHangDetected,
@@ -328,6 +329,7 @@ void Judge::FromFailedState(const std::string& state_text) {
 // COMPLETED: exit code 0.
 void Judge::FromCompletedState(const std::string& state_text) {
   const std::string job = "job " + e_.job_id;
+  if (FromHangLine("completed with exit code 0: state " + state_text)) return;
   Set(RunStatus::kPassed, job + " completed with exit code 0: state " + state_text);
   if (e_.end_marker_exit && *e_.end_marker_exit != 0) {
     r_.notes.push_back("the job's end line says exit code " + std::to_string(*e_.end_marker_exit) +
@@ -422,6 +424,10 @@ bool Judge::FromOutput() {
   }
   int code = *e_.end_marker_exit;
   r_.exit_code = code;
+  if (code == 0 && FromHangLine("printed \"" + std::string(kEndMarkerPattern) +
+                                " 0\" as its last step (" + why_no_record + ")")) {
+    return true;
+  }
   if (code == 0) {
     Set(RunStatus::kPassed, job + " printed \"" + std::string(kEndMarkerPattern) +
                                 " 0\" as its last step (" + why_no_record + ")");
@@ -551,9 +557,6 @@ RunResult Judge::Go() {
     if (!e_.oom_line.empty()) {
       r_.notes.push_back("an out-of-memory line appears, but the job exited 0: " +
                          Quoted(e_.oom_line));
-    }
-    if (!e_.hang_line.empty()) {
-      r_.notes.push_back("the log reports a hang, but the job exited 0: " + Quoted(e_.hang_line));
     }
     if (e_.success_pattern_count > 0 && e_.success_patterns_seen.empty()) {
       r_.notes.push_back("none of the workflow's success patterns appeared in the log");

@@ -36,6 +36,7 @@ using internal::SplitLines;
 SlurmWatcher::SlurmWatcher(SlurmClient* client, SlurmWatchOptions options)
     : client_(client), options_(std::move(options)) {
   created_ = Clock::now();
+  last_query_ = created_;
   next_query_ = Clock::time_point::max();
   next_log_ = created_;
   interval_ = options_.min_query_interval;
@@ -58,7 +59,7 @@ void SlurmWatcher::Add(const SlurmWatchJob& spec) {
   job->spec = spec;
   job->added = Clock::now();
   std::vector<std::string> patterns =
-      JobOutputPatterns(spec.failure_patterns, spec.success_patterns);
+      JobOutputPatterns(spec.failure_patterns, spec.success_patterns, spec.end_marker_token);
   job->out = std::make_unique<LogFollower>(spec.local_out, patterns, kTailLines);
   if (!spec.local_err.empty() && spec.local_err != spec.local_out) {
     job->err = std::make_unique<LogFollower>(spec.local_err, patterns, kTailLines);
@@ -195,17 +196,17 @@ void SlurmWatcher::CheckTriggers(Clock::time_point now) {
       // slurmstepd says the job is being cancelled or killed: ask soon how it ended.
       if (job->anomaly_seen) next_query_ = std::min(next_query_, now + Dur(0.5));
     }
-    if (!job->end_line) {
-      const PatternMatch* end = job->out->scanner().FindMatch(kEnd);
-      if (end && end->line_complete) {
-        std::optional<int> code = ParseEndMarker(end->line);
+    if (!job->end_line && job->out->scanner().FindMatch(kEnd)) {
+      // The token arrived. The script's marker is the last whole marker line: one the
+      // payload printed mid-line, or before the script's own, does not count.
+      std::optional<int> code = LastEndMarker(job->out->Tail(), job->spec.end_marker_token);
+      if (code) {
         job->end_line = true;
         job->end_line_at = now;
         job->end_clean = code == 0 && !job->anomaly_seen;
-        if (!job->end_clean || options_.confirm_clean_end) {
-          // One query confirms the end; end lines that arrive together share it.
-          next_query_ = std::min(next_query_, now + Dur(kEndConfirmBatchSeconds));
-        }
+        // One query confirms the end; end lines that arrive together share it.
+        next_query_ = std::min(
+            next_query_, job->end_clean ? ConfirmTime(now) : now + Dur(kEndConfirmBatchSeconds));
       }
     }
   }
@@ -290,6 +291,34 @@ Clock::time_point SlurmWatcher::EarliestQuery() const {
   return created_ + Dur(10 * options_.first_query_delay);
 }
 
+Clock::time_point SlurmWatcher::ConfirmTime(Clock::time_point now) const {
+  const Clock::time_point soon = now + Dur(kEndConfirmBatchSeconds);
+  const double per_minute = options_.confirm_queries_per_job_minute;
+  if (per_minute <= 0) return soon;
+  // Job-minutes watched so far, and how many jobs still add to them (those before their
+  // end line): a confirmation is brought forward only as far as the budget allows.
+  double job_seconds = 0;
+  int accruing = 0;
+  for (const auto& job : jobs_) {
+    Clock::time_point until = now;
+    if (job->end_line_at) {
+      until = *job->end_line_at;
+    } else if (job->done_at) {
+      until = *job->done_at;
+    } else {
+      ++accruing;
+    }
+    job_seconds += std::max(0.0, Seconds(until - job->added));
+  }
+  const double spent = client_->stats().controller_queries + 1;  // with the confirmation
+  const double allowed = 1 + per_minute * job_seconds / 60;      // one query is free
+  Clock::time_point latest = last_query_ + Dur(std::max(options_.max_confirm_wait, 0.0));
+  if (spent <= allowed) return soon;
+  if (accruing == 0) return std::max(soon, latest);
+  double wait = (spent - allowed) * 60 / per_minute / accruing;
+  return std::max(soon, std::min(now + Dur(wait), latest));
+}
+
 bool SlurmWatcher::QueryDue(Clock::time_point now) const {
   if (now < EarliestQuery()) return false;
   return now >= next_query_;
@@ -305,6 +334,7 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
     return;
   }
   EnsureConfig();
+  last_query_ = now;
   Result<SlurmClient::JobsSnapshot> snapshot = client_->QueryJobs(ids);
   if (!snapshot.ok()) {
     if (!failing_since_) failing_since_ = now;
@@ -323,6 +353,7 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
   failing_since_.reset();
   last_failure_.clear();
   bool attention = false;
+  bool confirming = false;  // clean end lines wait for the controller (ConfirmTime)
   for (auto& job : jobs_) {
     if (job->done || job->terminal || job->purged) continue;
     const std::string& id = job->spec.job_id;
@@ -345,9 +376,13 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
       Progress("job " + id + ": " + shown);
     }
     if (job->action != SlurmAction::kNone) attention = true;  // waiting for it to end
-    if (job->end_line && !job->terminal && !job->purged &&
-        (!job->end_clean || options_.confirm_clean_end)) {
-      attention = true;  // the script printed its last line: the job is about to end
+    if (job->end_line && !job->terminal && !job->purged) {
+      // The script printed its last line: the job is about to end.
+      if (job->end_clean && options_.confirm_queries_per_job_minute > 0) {
+        confirming = true;
+      } else {
+        attention = true;
+      }
     }
     if ((job->terminal || job->purged) && !job->end_line) attention = true;
     if (job->anomaly_seen && !job->terminal && !job->purged) attention = true;
@@ -358,6 +393,7 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
     interval_ = std::min(interval_ * 2, QueryCap());
     next_query_ = now + Dur(interval_);
   }
+  if (confirming) next_query_ = std::min(next_query_, ConfirmTime(now));
 }
 
 void SlurmWatcher::CheckPending(Job* job, Clock::time_point now) {

@@ -14,10 +14,11 @@
 //     files are copied into the local work dir by one long-lived follower over the SSH
 //     master that streams what they gained five times a second (file_follow_stream.h),
 //     restarted when jobs are added or it drops; while it is down, by one `tail -c
-//     +OFFSET` command per log_interval for all files), which is how most jobs are seen
-//     to end: the batch script's last line "[trtllm-run]
-//     job finished with exit code N" costs no scheduler query, and slurmstepd's
-//     "CANCELLED AT" / memory-limit lines bring the next query forward;
+//     +OFFSET` command per log_interval for all files): the batch script's end marker
+//     (slurm_records.h: a whole line with the script's token) and slurmstepd's
+//     "CANCELLED AT" / memory-limit lines bring the next query forward; the verdict
+//     waits until the controller no longer reports the job (a job's own lines never
+//     end it);
 //   - a failed query (non-zero exit, timeout, "Socket timed out", controller down, SSH
 //     down) is retried with backoff and never turned into a verdict;
 //   - "hang detected" in the output and monitor_timeout_seconds -> scancel, and the
@@ -59,6 +60,9 @@ struct SlurmWatchJob {
   std::string local_err;
   std::vector<std::string> success_patterns;
   std::vector<std::string> failure_patterns;
+  // The token of the script's end marker (EndMarkerTokenOfScript); "": the job has no
+  // end marker, its end is known from the scheduler alone.
+  std::string end_marker_token;
   int monitor_timeout_seconds = 0;  // from Add(); 0: none
   int max_pending_seconds = 0;      // from Add(), while PENDING; 0: none
   // No new byte in out or err for this long, counted from when the job is first seen
@@ -78,9 +82,16 @@ struct SlurmWatchOptions {
   // How often the output files are read; remote: how often they are copied while the
   // output stream is down (with it up, bytes are read as they arrive).
   double log_interval = 0.25;
-  // Verdicts wait for the controller to confirm a clean end line ("exit code 0" with no
-  // OOM/cancel line): one extra query, batched. False (bulk runs): the end line is enough.
-  bool confirm_clean_end = true;
+  // A job's end line is never its end: every verdict waits until the controller no longer
+  // reports the job (PENDING, RUNNING, COMPLETING, ...) or has purged it. The query that
+  // confirms a clean end line ("exit code 0", no OOM/cancel line) is batched for every job
+  // waiting. 0 (a single run): it is sent kEndConfirmBatchSeconds after the end line.
+  // > 0 (bulk runs): confirmations ride on the watcher's own queries; one is brought
+  // forward only while the controller queries so far stay within this many per job-minute
+  // watched (counted from each job's Add() to its end line), and a confirmation waits at
+  // most max_confirm_wait seconds after the previous query.
+  double confirm_queries_per_job_minute = 0;
+  double max_confirm_wait = 10;
   // Tests only: no scheduler query until this many seconds after the first end line
   // (before one appears: 10 times as long after the watch began).
   double first_query_delay = 0;
@@ -168,6 +179,9 @@ class TRTLLM_RUN_API SlurmWatcher {
   RunResult VerdictOf(const Job& job, const SlurmJobEvidence& evidence,
                       std::chrono::steady_clock::time_point now) const;
   bool QueryDue(std::chrono::steady_clock::time_point now) const;
+  // When the query that confirms clean end lines may be sent (confirm_queries_per_job_minute).
+  std::chrono::steady_clock::time_point ConfirmTime(
+      std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point EarliestQuery() const;
   std::chrono::steady_clock::time_point NextWake(std::chrono::steady_clock::time_point now) const;
   double QueryCap() const;
@@ -180,6 +194,7 @@ class TRTLLM_RUN_API SlurmWatcher {
   std::chrono::steady_clock::time_point created_;
   std::chrono::steady_clock::time_point next_query_;
   std::chrono::steady_clock::time_point next_log_;
+  std::chrono::steady_clock::time_point last_query_;  // the last controller query sent
   double interval_;
   bool config_loaded_ = false;
   SlurmConfigFacts config_;

@@ -43,8 +43,8 @@ std::vector<SlurmWatcher::Job*> SlurmWatcher::ReadyJobs(Clock::time_point now) {
         is_ready = true;  // scancel kept failing: cancel_problem says why
       }
     } else {
-      is_ready = job->terminal || job->purged ||
-                 (job->end_line && job->end_clean && !options_.confirm_clean_end);
+      // An end line is evidence, not the end: the controller decides.
+      is_ready = job->terminal || job->purged;
     }
     if (!is_ready && lost_contact) {
       // The job's own end line still tells how it ended (its exit code); without one the
@@ -156,6 +156,7 @@ SlurmJobEvidence SlurmWatcher::EvidenceOf(const Job& job, std::uint64_t* out_byt
   scan.err = job.err ? &job.err->scanner() : nullptr;
   scan.failure_count = job.spec.failure_patterns.size();
   scan.success_count = job.spec.success_patterns.size();
+  scan.end_token = job.spec.end_marker_token;
   struct stat st;
   scan.out_exists = ::stat(job.spec.local_out.c_str(), &st) == 0;
   scan.out_bytes = scan.out_exists ? static_cast<std::uint64_t>(st.st_size) : 0;
@@ -215,6 +216,7 @@ std::vector<SlurmVerdict> SlurmWatcher::Finalize(Clock::time_point now) {
     result.log_bytes_read = job->out->bytes_read() + (job->err ? job->err->bytes_read() : 0);
     result.log_bytes_written = out_bytes;
     job->done = true;
+    job->done_at = now;
     verdicts.push_back({job->spec.job_id, std::move(result)});
   }
   return verdicts;

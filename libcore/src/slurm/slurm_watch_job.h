@@ -139,6 +139,7 @@ struct SlurmWatcher::Job {
   std::vector<SlurmAcctRecord> acct;
   std::string acct_error;
   bool done = false;
+  std::optional<internal::Clock::time_point> done_at;
 };
 
 // The remote output follower of a watch and its restarts.

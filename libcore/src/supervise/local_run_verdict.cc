@@ -111,13 +111,12 @@ void JudgeLocalRun(const LocalRunEvidence& e, RunResult* result) {
   if (JudgeStopped(e, result)) return;
   const PatternMatch* hang = e.findings.hang;
   const PatternMatch* failure = e.findings.failure;
-  if (e.exit_code && *e.exit_code == 0) {
+  // A hang line is HANG_DETECTED however the command ended, exit 0 included: whether the
+  // supervisor stopped it first or it exited first is a matter of timing, and the verdict
+  // must not be.
+  if (e.exit_code && *e.exit_code == 0 && !hang) {
     result->status = RunStatus::kPassed;
     result->reason = "the command exited with code 0" + e.where;
-    if (hang) {
-      result->notes.push_back("the log reports a hang, but the command exited 0: " +
-                              QuotedLogLine(hang->line));
-    }
     if (failure) {
       result->notes.push_back(
           "failure pattern '" + failure->pattern +
