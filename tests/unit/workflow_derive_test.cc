@@ -180,8 +180,9 @@ std::vector<Case> Cases() {
        "on class TestInnerTwo"},
       {"pytest: class pytestmark", Test(Pytest(kAcc + "::TestQwen3_235B::test_fp8")), "pytest",
        "qwen3_235b", 8, 8, 8, 1},
-      {"pytest: more than 8 GPUs", Test(Pytest(kAcc + "::TestQwen3_235B::test_too_big")), "", "", 0,
-       0, 0, 0, "", "required_devices = 16 exceeds the maximum of 8 GPUs for pytest."},
+      {"pytest: more than 8 GPUs: one node until the partition says how many a node has",
+       Test(Pytest(kAcc + "::TestQwen3_235B::test_too_big")), "pytest", "qwen3_235b", 16, 16, 16, 1,
+       "on Slurm it spans nodes"},
       {"pytest: module-level function", Test(Pytest(kAcc + "::test_multi_world")), "pytest",
        "multi_world", 4, 4, 4, 1},
       {"pytest: stacked parametrize, first param",
@@ -216,13 +217,13 @@ std::vector<Case> Cases() {
        "pytest", "deepseekv3lite", 2, 2, 2, 1, "marker says 4"},
       {"pytest: missing test file", Test("pytest tests/nope/test_missing.py::test_x"), "", "", 0, 0,
        0, 0, "", "test file 'tests/nope/test_missing.py' of test_cmd was not found"},
-      {"pytest: two nodes is an error",
+      {"pytest: two nodes as asked: multi-node pytest",
        Test(Pytest(kAcc + "::TestQwen3_235B::test_fp8"),
             [](CaseRequest& r) {
               r.total_required_devices = 8;
               r.required_devices_per_node = 4;
             }),
-       "", "", 0, 0, 0, 0, "", "pytest is always single-node"},
+       "pytest", "qwen3_235b", 8, 8, 4, 2, "multi-node pytest: 2 nodes of 4 GPUs"},
       {"test_cmd: not pytest", Test("python3 examples/run.py --model /m/Phi-3-mini"), "pytest",
        "phi_3_mini", 1, 1, 1, 1, "not a pytest command"},
       // ---- perf-sanity ----
