@@ -401,6 +401,30 @@ TEST_CASE("HF model ids resolve under llm_models_root or models_path", "[workflo
     CHECK(HasNote(plan.value(), "warning: model microsoft/Phi-3 is a HuggingFace id"));
     CHECK(HasNote(plan.value(), "download it from HuggingFace"));
   }
+  SECTION("both directories given but absent here: named, not asked for again") {
+    CaseRequest request;
+    request.eval_cmd = "trtllm-eval --model microsoft/Phi-3 gsm8k";
+    request.llm_models_root = "/container/models";
+    request.models_path = root / "no_such_dir";
+    Result<JobPlan> plan = PlanCase(request);
+    REQUIRE(plan.ok());
+    INFO(Notes(plan.value()));
+    CHECK(HasNote(plan.value(),
+                  "no models directory exists here to search (--llm-models-root "
+                  "/container/models, --models-path " +
+                      (root / "no_such_dir") + ": not a directory on this host)"));
+    CHECK_FALSE(HasNote(plan.value(), "give --llm-models-root"));
+    CHECK_FALSE(HasNote(plan.value(), "give --models-path"));
+  }
+  SECTION("one given and absent: the other is asked for") {
+    CaseRequest request;
+    request.eval_cmd = "trtllm-eval --model microsoft/Phi-3 gsm8k";
+    request.llm_models_root = "/container/models";
+    Result<JobPlan> plan = PlanCase(request);
+    REQUIRE(plan.ok());
+    CHECK(HasNote(plan.value(), "(give --models-path)"));
+    CHECK_FALSE(HasNote(plan.value(), "give --llm-models-root"));
+  }
 }
 
 TEST_CASE("eval plan: MPI and the launcher only for > 1 task, as for bench", "[workflow][eval]") {
