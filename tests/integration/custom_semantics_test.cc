@@ -22,10 +22,11 @@ std::string Str(const rapidjson::Value& doc, const char* key) {
 // What a custom command must give on every executor.
 struct Expected {
   std::string command;
-  std::string status;          // result.json status
-  int exit_code;               // the command's (and trtllm-run's for PASSED/FAILED: 0/1)
-  std::string must_not_print;  // text a later command would have printed; empty: none
-  std::string error_text;      // on stderr/in the log when it fails; empty: none
+  std::string status;  // result.json status
+  int exit_code;       // the command's (and trtllm-run's for PASSED/FAILED: 0/1)
+  // What a later command would print (the command text has $((1+1)), not its value).
+  std::string must_not_print;
+  std::string error_text;  // on stderr/in the log when it fails; empty: none
 };
 
 // A pytest file with one failing test, for `pytest x; echo done`.
@@ -36,19 +37,18 @@ void WriteFailingPytest(const std::string& repo) {
 std::vector<Expected> Cases(bool with_pytest) {
   std::vector<Expected> cases = {
       {"false; true", "FAILED", 1, "", "error at line 1: false (exit code 1)"},
-      {"true; (exit 3); echo no_such_line_printed", "FAILED", 3, "no_such_line_printed",
+      {"true; (exit 3); echo no_such_$((1+1))_line", "FAILED", 3, "no_such_2_line",
        "(exit code 3)"},
-      {"echo \"x=$TRTLLM_RUN_SURELY_UNSET\"; echo no_such_line_printed", "FAILED", 127,
-       "no_such_line_printed", "TRTLLM_RUN_SURELY_UNSET: unbound variable"},
-      {"false | cat; echo no_such_line_printed", "FAILED", 1, "no_such_line_printed",
-       "(exit code 1)"},
+      {"echo \"x=$TRTLLM_RUN_SURELY_UNSET\"; echo no_such_$((1+1))_line", "FAILED", 127,
+       "no_such_2_line", "TRTLLM_RUN_SURELY_UNSET: unbound variable"},
+      {"false | cat; echo no_such_$((1+1))_line", "FAILED", 1, "no_such_2_line", "(exit code 1)"},
       {"if false; then echo x; fi; false || echo recovered; echo done_ok", "PASSED", 0, "", ""},
   };
   if (with_pytest) {
     cases.push_back(
-        {"python3 -m pytest -q -p no:cacheprovider test_fails.py; "
-         "echo no_such_line_printed",
-         "FAILED", 1, "no_such_line_printed", "1 failed"});
+        {"pytest -q -p no:cacheprovider test_fails.py; "
+         "echo no_such_$((1+1))_line",
+         "FAILED", 1, "no_such_2_line", "1 failed"});
   }
   return cases;
 }
@@ -83,7 +83,7 @@ void CheckEveryCase(const std::vector<std::string>& scenario_args, bool with_pyt
     CHECK_THAT(everything, Catch::Contains("Custom command finished with exit code " +
                                            std::to_string(want.exit_code)));
     if (!want.must_not_print.empty()) {
-      CHECK(everything.find(want.must_not_print + "\n") == std::string::npos);
+      CHECK(everything.find(want.must_not_print) == std::string::npos);
     }
     if (!want.error_text.empty()) CHECK_THAT(everything, Catch::Contains(want.error_text));
   }

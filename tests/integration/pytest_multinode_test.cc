@@ -17,6 +17,7 @@
 #include <rapidjson/writer.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -84,9 +85,8 @@ Planned PlanOn(const Repo& repo, const std::string& env_file, const std::string&
   return out;
 }
 
-std::string DefsCmd(const std::string& id) {
-  return "cd tests/integration/defs && pytest -v \"" + kForms + "::" + id + "\"";
-}
+// An id of a test list, as CI runs it: relative to tests/integration/defs.
+std::string DefsCmd(const std::string& id) { return "pytest -v \"" + kForms + "::" + id + "\""; }
 
 }  // namespace
 
@@ -117,11 +117,16 @@ TEST_CASE("multi-node pytest plan: nodes, tasks, MPI plugin and trtllm-llmapi-la
     CHECK(Int(params, "ntasks") == want.tasks);
     CHECK(Int(params, "ntasks_per_node") == want.per_node);
     CHECK(Str(params, "gres") == "gpu:" + std::to_string(want.per_node));
-    CHECK_THAT(p.script, Catch::Contains("'--mpi=pmix_v5'"));  // the cluster's preferred
-    CHECK_THAT(p.script, Catch::Contains("'--nodes=" + std::to_string(want.nodes) +
-                                         "' '--ntasks=" + std::to_string(want.tasks) + "'"));
-    CHECK_THAT(p.script, Catch::Contains("cd tests/integration/defs && trtllm-llmapi-launch "
-                                         "pytest -v"));
+    const std::string run_step =
+        p.script.substr(std::min(p.script.size(), p.script.find("run_step run srun")));
+    CHECK_THAT(run_step, Catch::Contains("    --mpi=pmix_v5 \\\n"));  // the cluster's preferred
+    CHECK_THAT(run_step, Catch::StartsWith(
+                             "run_step run srun -l \\\n    --nodes=" + std::to_string(want.nodes) +
+                             " \\\n    --ntasks=" + std::to_string(want.tasks) + " \\\n"));
+    CHECK_THAT(run_step, Catch::Contains("cd tests/integration/defs || exit 1\n"
+                                         "trtllm-llmapi-launch pytest -v \"" +
+                                         kForms + "::" + want.id + "\"'"));
+    CHECK_THAT(run_step, !Catch::Contains("compgen -e"));  // srun's MPI variables are kept
     CHECK_THAT(p.run.stdout_text,
                Catch::Contains("multi-node pytest: " + std::to_string(want.nodes) + " nodes of " +
                                std::to_string(want.per_node) + " GPUs"));
@@ -142,6 +147,8 @@ TEST_CASE("multi-node pytest plan: a test that fits one node stays one task, no 
   CHECK(Str(params, "gres") == "gpu:4");
   CHECK_THAT(p.script, !Catch::Contains("trtllm-llmapi-launch"));
   CHECK_THAT(p.script, !Catch::Contains("--mpi="));
+  CHECK_THAT(p.script, Catch::Contains("run_step run srun -l \\\n    --nodes=1 \\\n"
+                                       "    --ntasks=1 \\\n"));
 }
 
 TEST_CASE("multi-node pytest plan: unknown GPUs per node is a warning, not silence",
@@ -165,18 +172,17 @@ TEST_CASE("multi-node pytest plan: unknown GPUs per node is a warning, not silen
 TEST_CASE("multi-node pytest plan: a YAML case's test-db GPU count sizes an unmarked test",
           "[plan][cli][multinode]") {
   Repo repo;
-  const std::string cases = repo.dir.path() + "/cases.yaml";
-  WriteTextFile(cases, "- name: from_block\n  test_cmd: \"" + DefsCmd("test_module_only") +
-                           "\"\n  test_db_gpu_count: 8\n");
-  Planned p = PlanOn(repo, Fixture("slurm_env/cluster_a.json"), "small", "", {"--cases", cases});
+  // The field a test-db reader sets for a line of a block with system_gpu_count 8.
+  const std::string request = repo.dir.path() + "/case.yaml";
+  WriteTextFile(request, "test_cmd: '" + DefsCmd("test_module_only") + "'\ntest_db_gpu_count: 8\n");
+  Planned p =
+      PlanOn(repo, Fixture("slurm_env/cluster_a.json"), "small", "", {"--request", request});
   INFO(p.run.Describe());
   REQUIRE(p.run.exit_code == 0);
-  CHECK_THAT(p.run.stdout_text, Catch::Contains("8"));
-  // Checked through the case's job_spec.json when plan --cases writes one, else the table.
-  if (p.spec.IsObject()) {
-    CHECK(Int(p.spec["slurm_params"], "nodes") == 2);
-    CHECK(Int(p.spec["slurm_params"], "ntasks") == 8);
-  }
+  REQUIRE(p.spec.IsObject());
+  CHECK(Int(p.spec["slurm_params"], "nodes") == 2);
+  CHECK(Int(p.spec["slurm_params"], "ntasks") == 8);
+  CHECK_THAT(p.run.stdout_text, Catch::Contains("the system_gpu_count of the test-db block"));
 }
 
 TEST_CASE("multi-node pytest plan: the ids planned are the ids real pytest collects",
