@@ -59,7 +59,7 @@ std::string CommandPrelude(const std::string& workflow) {
 CommandOutput RunWithOptions(const std::string& workflow, const std::string& command) {
   std::vector<std::string> argv = {"env", "-u", "TRTLLM_RUN_SURELY_UNSET", "bash"};
   for (const std::string& option : CommandShellOptions(workflow)) argv.push_back(option);
-  std::string prelude = CommandPrelude(workflow);
+  std::string prelude = workflow == "custom" ? CommandPrelude(workflow) : "";
   argv.insert(argv.end(), {"-c", prelude.empty() ? command : prelude + "\n" + command});
   std::unique_ptr<Scenario> local = MakeLocalScenario();
   Result<CommandOutput> out = local->Run(argv, "");

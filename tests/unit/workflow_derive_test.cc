@@ -166,9 +166,11 @@ std::vector<Case> Cases() {
       {"pytest: markers in docstrings are not markers",
        Test(Pytest(kAcc + "::TestDeepSeekV3Lite::test_nvfp4_single")), "pytest", "deepseekv3lite",
        4, 4, 4, 1},
-      {"pytest: nested class, skip_less_mpi_world_size",
-       Test(Pytest(kAcc + "::TestDeepSeekV3Lite::TestNested::test_inner")), "pytest", "nested", 2,
-       2, 2, 1, "skip_less_mpi_world_size(2)"},
+      // The method's skip_less_mpi_world_size(2) does not hide the outer class's
+      // skip_less_device(4): the conftest reads each kind with get_closest_marker.
+      {"pytest: nested class, skip_less_mpi_world_size beside an outer skip_less_device",
+       Test(Pytest(kAcc + "::TestDeepSeekV3Lite::TestNested::test_inner")), "pytest", "nested", 4,
+       4, 4, 1, "skip_less_device(4) on class TestDeepSeekV3Lite"},
       {"pytest: an inner class's marker before its outer class's",
        Test(Pytest(kAcc + "::TestOuterFour::TestInnerTwo::test_inner_default")), "pytest",
        "innertwo", 2, 2, 2, 1, "skip_less_device(2) on class TestInnerTwo"},
