@@ -227,6 +227,7 @@ TEST_CASE("multi-node pytest run: a 4-GPU test across localhost and gpunode2",
                 "    assert os.environ.get('TRTLLM_RUN_FAIL_RANK') != rank\n");
   // The stand-in launcher: the real one is part of the tensorrt_llm package.
   const std::string bin = repo.path + "/stand-in-bin";
+  fs::create_directories(bin);
   WriteTextFile(
       bin + "/trtllm-llmapi-launch",
       "#!/bin/bash\n# Stand-in for tensorrt_llm's trtllm-llmapi-launch: runs its "
