@@ -286,7 +286,8 @@ TEST_CASE("pytest needing more GPUs than a node of the partition spans nodes as 
   CHECK(One(Sbatch(job.script), "--ntasks") == "8");
   CHECK(One(Sbatch(job.script), "--ntasks-per-node") == "4");
   CHECK(One(Sbatch(job.script), "--gres") == "gpu:4");
-  const StepCall* run = FindStep(Steps(job.script), "run");
+  const std::vector<StepCall> steps = Steps(job.script);
+  const StepCall* run = FindStep(steps, "run");
   REQUIRE(run != nullptr);
   CHECK(run->Get("--nodes") == "2");
   CHECK(run->Get("--ntasks") == "8");
