@@ -17,13 +17,13 @@ namespace {
 
 // Run in the command's shell before it (LaunchFacts::command_prelude), on the executors that
 // run it with bash -c: the ERR trap of the original run script (slurm_run_custom.sh has the
-// same one), which names the failing command and exits with its code, and the run script's
-// closing line. Line numbers count the command's lines, wherever the prelude stands.
+// same one), which names the failing command on stderr and exits with its code. The Rank
+// line stays the Slurm run script's, where the original prints it: a passing command's
+// output is unchanged elsewhere. Line numbers count the command's lines.
 constexpr char kFirstFailureEndsCommand[] =
     "trtllm_run_line0=$LINENO; trap 'trtllm_run_rc=$?; echo \"custom command: error at line "
     "$((LINENO - trtllm_run_line0)): ${BASH_COMMAND} (exit code ${trtllm_run_rc})\" >&2; "
-    "exit \"${trtllm_run_rc}\"' ERR; "
-    "trap 'echo \"Rank${SLURM_PROCID:-0} Custom command finished with exit code $?\"' EXIT";
+    "exit \"${trtllm_run_rc}\"' ERR";
 
 constexpr int kMaxCustomDevices = 8;
 
