@@ -1,10 +1,10 @@
 #!/bin/bash
 # trtllm-run: runs a custom command inside a Slurm job step (spec 001 Category 3).
 # The batch script exports:
-#   CUSTOM_COMMAND  the command, run with `bash -u -o pipefail -c` exactly as given:
-#                   nounset and pipefail, no errexit (an unset variable or a failing
-#                   stage of a pipeline fails it; a failing line does not stop it), the
-#                   same on every executor (the custom workflow's LaunchFacts::shell_options)
+#   CUSTOM_COMMAND  the command, run with `bash -E -u -o pipefail -c` after an ERR trap
+#                   that exits: an unset variable, a failing stage of a pipeline or any
+#                   failing command ends it with that command's exit code, the same on
+#                   every executor (the custom workflow's shell_options and command_prelude)
 #   CUSTOM_ENV      KEY=VALUE pairs to export first (values shell-quoted)
 #   CUSTOM_WORKDIR  where to run it (default: llmSrcNode)
 #   llmSrcNode      the TensorRT-LLM checkout as the job sees it
@@ -42,7 +42,9 @@ cd "${CUSTOM_WORKDIR:-${llmSrcNode:?llmSrcNode is not set}}"
 { set +x; } 2>/dev/null
 set +eE
 trap - ERR
-bash -u -o pipefail -c "${CUSTOM_COMMAND:?CUSTOM_COMMAND is not set}"
+# The ERR trap on the first line, the command from the second: line numbers are the command's.
+err_trap='trap '\''trtllm_run_rc=$?; echo "custom command: error at line $((LINENO - 1)): ${BASH_COMMAND} (exit code ${trtllm_run_rc})" >&2; exit "${trtllm_run_rc}"'\'' ERR'
+bash -E -u -o pipefail -c "${err_trap}"$'\n'"${CUSTOM_COMMAND:?CUSTOM_COMMAND is not set}"
 exit_code=$?
 echo "Rank${rank} Custom command finished with exit code ${exit_code}"
 exit "${exit_code}"

@@ -243,3 +243,61 @@ TEST_CASE("a bad TRTLLM_RUN_SUBMIT_TIMEOUT is named: exit 2, no work dir", "[per
 }
 
 }  // namespace trtllm_run_test
+
+namespace trtllm_run_test {
+
+TEST_CASE("remote_slurm perf-sanity plans with no remote path on this host",
+          "[perf][plan][cli][remote]") {
+  // submit.py (the real one, and the stand-in like it) opens its config and launch draft
+  // under --llm-src and writes its test list into --work-dir: before, both were the remote
+  // paths (FileNotFoundError, exit 2, an empty work_dirs/ left behind).
+  const std::string remote_repo = "/lustre/users/bob/TensorRT-LLM";
+  REQUIRE_FALSE(fs::exists(remote_repo));
+  for (const std::string& test_cmd : {kAggr, kDisagg}) {
+    Repo repo;
+    CliRun run = Plan({"plan", repo.path, "--test-cmd", test_cmd, "--scenario", "remote_slurm",
+                       "--slurm-env", Fixture("slurm_env/remote_b.json"), "--partition", "gb200",
+                       "--llm-models-root", "/models", "--remote-repo-path", remote_repo,
+                       "--ssh-host", "bob@login-remote-b.example.com"});
+    INFO(test_cmd << "\n" << run.Describe());
+    REQUIRE(run.exit_code == 0);
+    const std::string wd = FindSingleWorkDir(repo.path);
+    const std::string remote_wd = remote_repo + "/work_dirs/" + fs::path(wd).filename().string();
+    const std::string script = LaunchScript(repo);
+    INFO(script);
+    CHECK_THAT(script, Catch::Contains("export llmSrcNode=" + remote_repo + "\n"));
+    CHECK_THAT(script, Catch::Contains("export configYamlPath=" + remote_repo +
+                                       "/tests/scripts/perf-sanity/"));
+    CHECK_THAT(script, Catch::Contains("export testListPath=" + remote_wd +
+                                       "/perf_sanity_test_list.txt\n"));
+    CHECK_THAT(script, Catch::Contains("export runScript=" + remote_repo +
+                                       "/jenkins/scripts/perf/local/slurm_run.sh\n"));
+    CHECK_THAT(script, Catch::Contains("# echo \"draft: "));  // the draft was read
+    CHECK(script.find(repo.path) == std::string::npos);       // no path of this host
+    // The test list it wrote is copied with the launch script.
+    rapidjson::Document spec;
+    spec.Parse(ReadTextFile(wd + "/job_spec.json").c_str());
+    REQUIRE(spec.IsObject());
+    bool listed = false;
+    for (const auto& file : spec["extra_files"].GetArray()) {
+      listed |= std::string(file.GetString()) == wd + "/perf_sanity_test_list.txt";
+    }
+    CHECK(listed);
+    CHECK_THAT(run.stdout_text + ResolutionNotes(repo),
+               Catch::Contains("submit.py ran on this host against this checkout"));
+  }
+}
+
+TEST_CASE("a perf plan that fails leaves no work_dirs/ behind", "[perf][plan][cli]") {
+  Repo repo;
+  repo.EditSubmitPy("    args = parser.parse_args()\n",
+                    "    args = parser.parse_args()\n    sys.exit('stand-in refuses')\n");
+  REQUIRE_FALSE(fs::exists(repo.path + "/work_dirs"));
+  CliRun run = Plan(LocalPlan(repo, kAggr, Fixture("slurm_env/cluster_a.json"), "small"));
+  INFO(run.Describe());
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.stderr_text, Catch::Contains("stand-in refuses"));
+  CHECK_FALSE(fs::exists(repo.path + "/work_dirs"));  // before: an empty work_dirs/
+}
+
+}  // namespace trtllm_run_test

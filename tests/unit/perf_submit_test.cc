@@ -213,3 +213,18 @@ TEST_CASE("TRTLLM_RUN_SUBMIT_TIMEOUT bounds submit.py; bad values are named", "[
     ::unsetenv("TRTLLM_RUN_SUBMIT_TIMEOUT");
   }
 }
+
+TEST_CASE("ReplacePathPrefix maps whole path components only", "[perf][remote]") {
+  using trtllm_run::internal::ReplacePathPrefix;
+  const std::string from = "/home/u/TRT";
+  const std::string to = "/lustre/bob/TRT";
+  CHECK(ReplacePathPrefix("export a=/home/u/TRT\n", from, to) == "export a=/lustre/bob/TRT\n");
+  CHECK(ReplacePathPrefix("x '/home/u/TRT/tests/a.yaml' y", from, to) ==
+        "x '/lustre/bob/TRT/tests/a.yaml' y");
+  CHECK(ReplacePathPrefix("--container-mounts=/home/u/TRT:/home/u/TRT,/m:/m", from, to) ==
+        "--container-mounts=/lustre/bob/TRT:/lustre/bob/TRT,/m:/m");
+  // Another directory that merely starts with the same text is left alone.
+  CHECK(ReplacePathPrefix("/home/u/TRT-2/x /home/u/TRT.old /x/home/u/TRT", from, to) ==
+        "/home/u/TRT-2/x /home/u/TRT.old /x/home/u/TRT");
+  CHECK(ReplacePathPrefix("nothing here", from, to) == "nothing here");
+}

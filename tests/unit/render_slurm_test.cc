@@ -274,15 +274,28 @@ TEST_CASE("Category 3: the custom script and its run script", "[render][slurm]")
   }
 }
 
-TEST_CASE("pytest needing more GPUs than the partition's nodes is refused", "[render][slurm]") {
+TEST_CASE("pytest needing more GPUs than a node of the partition spans nodes as CI runs it",
+          "[render][slurm]") {
+  // Before: refused ("pytest does not support multi-node execution").
   TempDir root;
   CaseRequest request;
   request.test_cmd = "pytest " + kAcc + "::TestQwen3_235B::test_fp8";
   Prepared job = PrepareJob(root, request, ClusterA("small"));
-  REQUIRE_FALSE(job.status.ok());
-  CHECK_THAT(job.status.message(),
-             Catch::Contains("required_devices = 8 GPUs on one node, but partition small has "
-                             "gpus_per_node = 4"));
+  INFO(job.status.ToString() << "\n" << job.script);
+  REQUIRE(job.status.ok());
+  CHECK(One(Sbatch(job.script), "--nodes") == "2");
+  CHECK(One(Sbatch(job.script), "--ntasks") == "8");
+  CHECK(One(Sbatch(job.script), "--ntasks-per-node") == "4");
+  CHECK(One(Sbatch(job.script), "--gres") == "gpu:4");
+  const std::vector<StepCall> steps = Steps(job.script);
+  const StepCall* run = FindStep(steps, "run");
+  REQUIRE(run != nullptr);
+  CHECK(run->Get("--nodes") == "2");
+  CHECK(run->Get("--ntasks") == "8");
+  CHECK(run->Get("--mpi") == "pmix_v5");
+  CHECK_THAT(run->command[2], Catch::EndsWith("\ntrtllm-llmapi-launch pytest " + kAcc +
+                                              "::TestQwen3_235B::test_fp8"));
+  CHECK_THAT(run->command[2], !Catch::Contains("compgen -e"));
 }
 
 TEST_CASE("partition without GPU gres, unknown pmix: no --gres line, bare pmix",

@@ -69,6 +69,7 @@ const std::map<std::string, std::function<std::string(const CaseRequest&)>>& Mem
       {"required_devices", i(&R::required_devices)},
       {"total_required_devices", i(&R::total_required_devices)},
       {"required_devices_per_node", i(&R::required_devices_per_node)},
+      {"test_db_gpu_count", i(&R::test_db_gpu_count)},
       {"skip_install", b(&R::skip_install)},
       {"build_project", b(&R::build_project)},
       {"container_image", s(&R::container_image)},

@@ -180,6 +180,11 @@ TEST_CASE("a failed prepare leaves no work dir behind", "[runtime]") {
   Result<RunResult> result = runtime->Run(request, RunOptions{});
   REQUIRE_FALSE(result.ok());
   CHECK_THAT(result.status().message(), Catch::Contains("scripted prepare failure"));
+  // Not even the work_dirs/ it made (before: an empty work_dirs/ stayed).
+  CHECK_FALSE(fs::exists(fs::path(repo.path) / "work_dirs"));
+  // A work_dirs/ that was there before stays.
+  fs::create_directories(fs::path(repo.path) / "work_dirs");
+  REQUIRE_FALSE(runtime->Run(request, RunOptions{}).ok());
   REQUIRE(fs::exists(fs::path(repo.path) / "work_dirs"));
   CHECK(fs::is_empty(fs::path(repo.path) / "work_dirs"));
 }

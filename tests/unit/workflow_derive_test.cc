@@ -166,9 +166,11 @@ std::vector<Case> Cases() {
       {"pytest: markers in docstrings are not markers",
        Test(Pytest(kAcc + "::TestDeepSeekV3Lite::test_nvfp4_single")), "pytest", "deepseekv3lite",
        4, 4, 4, 1},
-      {"pytest: nested class, skip_less_mpi_world_size",
-       Test(Pytest(kAcc + "::TestDeepSeekV3Lite::TestNested::test_inner")), "pytest", "nested", 2,
-       2, 2, 1, "skip_less_mpi_world_size(2)"},
+      // The method's skip_less_mpi_world_size(2) does not hide the outer class's
+      // skip_less_device(4): the conftest reads each kind with get_closest_marker.
+      {"pytest: nested class, skip_less_mpi_world_size beside an outer skip_less_device",
+       Test(Pytest(kAcc + "::TestDeepSeekV3Lite::TestNested::test_inner")), "pytest", "nested", 4,
+       4, 4, 1, "skip_less_device(4) on class TestDeepSeekV3Lite"},
       {"pytest: an inner class's marker before its outer class's",
        Test(Pytest(kAcc + "::TestOuterFour::TestInnerTwo::test_inner_default")), "pytest",
        "innertwo", 2, 2, 2, 1, "skip_less_device(2) on class TestInnerTwo"},
@@ -180,8 +182,9 @@ std::vector<Case> Cases() {
        "on class TestInnerTwo"},
       {"pytest: class pytestmark", Test(Pytest(kAcc + "::TestQwen3_235B::test_fp8")), "pytest",
        "qwen3_235b", 8, 8, 8, 1},
-      {"pytest: more than 8 GPUs", Test(Pytest(kAcc + "::TestQwen3_235B::test_too_big")), "", "", 0,
-       0, 0, 0, "", "required_devices = 16 exceeds the maximum of 8 GPUs for pytest."},
+      {"pytest: more than 8 GPUs: one node until the partition says how many a node has",
+       Test(Pytest(kAcc + "::TestQwen3_235B::test_too_big")), "pytest", "qwen3_235b", 16, 16, 16, 1,
+       "on Slurm it spans nodes"},
       {"pytest: module-level function", Test(Pytest(kAcc + "::test_multi_world")), "pytest",
        "multi_world", 4, 4, 4, 1},
       {"pytest: stacked parametrize, first param",
@@ -226,13 +229,13 @@ std::vector<Case> Cases() {
        "pytest", "deepseekv3lite", 4, 4, 4, 1, "on class TestDeepSeekV3Lite"},
       {"pytest: missing test file", Test("pytest tests/nope/test_missing.py::test_x"), "", "", 0, 0,
        0, 0, "", "test file 'tests/nope/test_missing.py' of test_cmd was not found"},
-      {"pytest: two nodes is an error",
+      {"pytest: two nodes as asked: multi-node pytest",
        Test(Pytest(kAcc + "::TestQwen3_235B::test_fp8"),
             [](CaseRequest& r) {
               r.total_required_devices = 8;
               r.required_devices_per_node = 4;
             }),
-       "", "", 0, 0, 0, 0, "", "pytest is always single-node"},
+       "pytest", "qwen3_235b", 8, 8, 4, 2, "multi-node pytest: 2 nodes of 4 GPUs"},
       {"test_cmd: not pytest", Test("python3 examples/run.py --model /m/Phi-3-mini"), "pytest",
        "phi_3_mini", 1, 1, 1, 1, "not a pytest command"},
       // ---- perf-sanity ----
@@ -409,6 +412,30 @@ TEST_CASE("HF model ids resolve under llm_models_root or models_path", "[workflo
     CHECK(plan->command == *request.eval_cmd);
     CHECK(HasNote(plan.value(), "warning: model microsoft/Phi-3 is a HuggingFace id"));
     CHECK(HasNote(plan.value(), "download it from HuggingFace"));
+  }
+  SECTION("both directories given but absent here: named, not asked for again") {
+    CaseRequest request;
+    request.eval_cmd = "trtllm-eval --model microsoft/Phi-3 gsm8k";
+    request.llm_models_root = "/container/models";
+    request.models_path = root / "no_such_dir";
+    Result<JobPlan> plan = PlanCase(request);
+    REQUIRE(plan.ok());
+    INFO(Notes(plan.value()));
+    CHECK(HasNote(plan.value(),
+                  "no models directory exists here to search (--llm-models-root "
+                  "/container/models, --models-path " +
+                      (root / "no_such_dir") + ": not a directory on this host)"));
+    CHECK_FALSE(HasNote(plan.value(), "give --llm-models-root"));
+    CHECK_FALSE(HasNote(plan.value(), "give --models-path"));
+  }
+  SECTION("one given and absent: the other is asked for") {
+    CaseRequest request;
+    request.eval_cmd = "trtllm-eval --model microsoft/Phi-3 gsm8k";
+    request.llm_models_root = "/container/models";
+    Result<JobPlan> plan = PlanCase(request);
+    REQUIRE(plan.ok());
+    CHECK(HasNote(plan.value(), "(give --models-path)"));
+    CHECK_FALSE(HasNote(plan.value(), "give --llm-models-root"));
   }
 }
 

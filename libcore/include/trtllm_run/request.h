@@ -33,6 +33,9 @@ struct CaseRequest {
   std::optional<int> required_devices;
   std::optional<int> total_required_devices;
   std::optional<int> required_devices_per_node;
+  // The GPU count of the test-db block a test line came from (the minimum of its
+  // system_gpu_count condition): the pytest workflow's count when the test has no marker.
+  std::optional<int> test_db_gpu_count;
   std::optional<bool> skip_install;
   std::optional<bool> build_project;
   std::optional<std::string> container_image;

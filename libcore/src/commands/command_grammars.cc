@@ -293,10 +293,27 @@ ModelResolution ResolveHuggingFaceModel(std::string_view model, const std::strin
   }
   std::string where;
   for (const std::string& dir : searched) where += (where.empty() ? "" : ", ") + dir;
+  // Only the flags not given are asked for; given ones that are no directory here are named.
+  std::string missing;
+  std::vector<std::string> absent;
+  if (llm_models_root.empty()) absent.push_back("--llm-models-root");
+  if (models_path.empty()) absent.push_back("--models-path");
+  for (const auto& [flag, dir] :
+       {std::pair<std::string, std::string>{"--llm-models-root", llm_models_root},
+        {"--models-path", models_path}}) {
+    if (!dir.empty() && !fs::is_directory(dir, error)) {
+      missing += (missing.empty() ? "" : ", ") + flag + " " + dir;
+    }
+  }
+  std::string nothing_to_search = "no models directory exists here to search";
+  if (!missing.empty()) nothing_to_search += " (" + missing + ": not a directory on this host)";
+  if (!absent.empty()) {
+    nothing_to_search += absent.size() == 2 ? " (give --llm-models-root or --models-path)"
+                                            : " (give " + absent.front() + ")";
+  }
   resolution.note =
       "warning: model " + id + " is a HuggingFace id and " +
-      (searched.empty() ? std::string("no models directory exists here to search (give "
-                                      "--llm-models-root or --models-path)")
+      (searched.empty() ? nothing_to_search
                         : "no directory named like it was found within 3 levels of " + where) +
       "; kept as is, so the job will try to download it from HuggingFace";
   return resolution;

@@ -255,6 +255,7 @@ DockerRun RenderDockerRun(const DockerRunInput& in) {
     for (const std::string& option : in.shell_options) options += " " + option;
     payload += "set" + options + "\n";
   }
+  if (!in.command_prelude.empty()) payload += in.command_prelude + "\n";
   payload += in.command;
   return Finish(in, CommonOptions(in, in.container_name), std::move(payload),
                 "Runs the case in a new container");

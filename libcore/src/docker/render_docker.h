@@ -38,6 +38,8 @@ struct DockerRunInput {
   // bash options the command runs under (LaunchFacts::shell_options): set just before it, after
   // the install lines; empty: none.
   std::vector<std::string> shell_options;
+  // Lines run just before the command, after the options (LaunchFacts::command_prelude).
+  std::string command_prelude;
 };
 
 struct DockerRun {

@@ -25,6 +25,7 @@ const std::set<std::string>& FieldKeys() {
       "direct_cmd",
       "working_dir",
       "shell_options",
+      "command_prelude",
       "custom_env",
       "monitor_timeout_seconds",
       "max_pending_seconds",
@@ -155,6 +156,7 @@ std::string JobSpecToJson(const JobSpec& spec) {
     w.Key("shell_options");
     json::WriteStringArray(&w, spec.shell_options);
   }
+  if (!spec.command_prelude.empty()) str("command_prelude", spec.command_prelude);
   w.Key("custom_env");
   w.StartArray();
   for (const EnvVar& var : spec.custom_env) json::WriteString(&w, var.name + "=" + var.value);
@@ -236,6 +238,7 @@ Result<JobSpec> JobSpecFromJson(const std::string& text, const std::string& orig
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("direct_cmd", &spec.direct_cmd));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("working_dir", &spec.working_dir));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("shell_options", &spec.shell_options));
+  TRTLLM_RUN_RETURN_IF_ERROR(r.GetString("command_prelude", &spec.command_prelude));
   std::vector<std::string> env;
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringArray("custom_env", &env));
   for (const std::string& entry : env) {

@@ -64,6 +64,9 @@ const std::vector<FieldDef>& FieldTable() {
           "Total GPU processes across all nodes (default: derived)"),
       Int("required_devices_per_node", &R::required_devices_per_node,
           "GPU processes per node (default: derived)"),
+      Int("test_db_gpu_count", &R::test_db_gpu_count,
+          "pytest: the GPU count of the test-db block the test came from (its "
+          "system_gpu_count minimum); used when the test has no GPU-count marker"),
       Bool("skip_install", &R::skip_install,
            "Skip 'pip install -e .' when the image has TRT-LLM (default: false; custom "
            "commands: true, --skip-install false installs first)"),

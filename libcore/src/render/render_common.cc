@@ -54,6 +54,7 @@ void CopyPlanToSpec(const JobPlan& plan, JobSpec* spec) {
   spec->repo_root = plan.repo_root;
   spec->working_dir = plan.working_dir;
   spec->shell_options = plan.launch.shell_options;
+  spec->command_prelude = plan.launch.command_prelude;
   spec->custom_env = plan.env;
   spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
   spec->silence_timeout_seconds = plan.silence_timeout_seconds;

@@ -467,6 +467,11 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   Result<std::shared_ptr<Executor>> executor = registry_->CreateExecutor(planned.scenario);
   if (!executor.ok()) return executor.status();
 
+  // work_dirs/ itself is made here when it does not exist yet: a failed Prepare removes it
+  // again when it is left empty, so no empty work_dirs/ stays behind.
+  std::error_code exists_error;
+  const fs::path parent = fs::path(planned.work_dir).parent_path();
+  const bool parent_existed = parent.empty() || fs::exists(parent, exists_error);
   Result<std::string> work_dir = CreateUniqueDir(planned.work_dir, "work dir");
   if (!work_dir.ok()) return work_dir.status();
   PreparedCase prepared;
@@ -497,7 +502,8 @@ Result<PreparedCase> Runtime::PreparePlanned(const PlannedCase& planned_case) co
   });
   if (!status.ok()) {
     std::error_code ignored;
-    fs::remove_all(spec.work_dir, ignored);  // nothing half-written is left behind
+    fs::remove_all(spec.work_dir, ignored);            // nothing half-written is left behind
+    if (!parent_existed) fs::remove(parent, ignored);  // only when empty
     return status;
   }
   return prepared;

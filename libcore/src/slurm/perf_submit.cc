@@ -493,4 +493,59 @@ Status RunPerfSubmit(const PerfSubmitInputs& inputs, const SlurmEnv& env,
   return Status::Ok();
 }
 
+std::string ReplacePathPrefix(const std::string& text, const std::string& from,
+                              const std::string& to) {
+  if (from.empty() || from == to) return text;
+  std::string out;
+  size_t done = 0;
+  size_t at = text.find(from);
+  while (at != std::string::npos) {
+    const size_t end = at + from.size();
+    const char next = end < text.size() ? text[end] : '/';
+    const bool ends_component = std::string("/'\" \t\n:,=;)").find(next) != std::string::npos;
+    const bool starts_component =
+        at == 0 || std::string("'\" \t\n:,=(").find(text[at - 1]) != std::string::npos;
+    if (ends_component && starts_component) {
+      out.append(text, done, at - done);
+      out += to;
+      done = end;
+      at = text.find(from, end);
+    } else {
+      at = text.find(from, at + 1);
+    }
+  }
+  out.append(text, done, std::string::npos);
+  return out;
+}
+
+Status MapPerfFilesToRemote(const std::string& work_dir, const std::set<std::string>& before,
+                            const std::vector<std::pair<std::string, std::string>>& mapping,
+                            const std::string& launch_script,
+                            std::vector<std::string>* extra_files) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  std::vector<std::string> written;
+  for (const fs::directory_entry& entry : fs::directory_iterator(work_dir, error)) {
+    if (entry.is_regular_file(error) && before.count(entry.path().string()) == 0) {
+      written.push_back(entry.path().string());
+    }
+  }
+  if (error) return Status::IoError("cannot list " + work_dir + ": " + error.message());
+  std::sort(written.begin(), written.end());
+  for (const std::string& path : written) {
+    Result<std::string> text = ReadFile(path);
+    if (!text.ok()) return text.status();
+    std::string mapped = text.value();
+    for (const auto& [local, remote] : mapping) {
+      mapped = ReplacePathPrefix(mapped, fs::path(local).lexically_normal().string(), remote);
+    }
+    const fs::perms perms = fs::status(path, error).permissions();
+    TRTLLM_RUN_RETURN_IF_ERROR(WriteFileAtomic(path, mapped));
+    fs::permissions(path, perms, error);
+    if (error) return Status::IoError("cannot restore the permissions of " + path);
+    if (path != launch_script) extra_files->push_back(path);
+  }
+  return Status::Ok();
+}
+
 }  // namespace trtllm_run::internal

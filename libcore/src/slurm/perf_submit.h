@@ -5,7 +5,9 @@
 #define TRTLLM_RUN_SLURM_PERF_SUBMIT_H_
 
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "render/render.h"
@@ -71,6 +73,23 @@ TRTLLM_RUN_API Status CheckLaunchSizing(const LaunchSizing& sizing, const PerfSu
 TRTLLM_RUN_API Status RunPerfSubmit(const PerfSubmitInputs& inputs, const SlurmEnv& env,
                                     const PerfSubmitTarget& target, int timeout_seconds,
                                     std::vector<std::string>* notes);
+
+// `text` with every occurrence of the path `from` that ends where a path component ends
+// (followed by '/', a quote, a blank, ':', ',', '=' or the end of the text; never by more
+// of a name: /a/TRT does not match in /a/TRT-2) replaced by `to`.
+TRTLLM_RUN_API std::string ReplacePathPrefix(const std::string& text, const std::string& from,
+                                             const std::string& to);
+
+// remote_slurm without a shared filesystem: submit.py ran on this host against the local
+// checkout and work dir. Every regular file of `work_dir` not in `before` (what submit.py
+// wrote: the launch script, its test list, ...) gets each (local, remote) path of
+// `mapping` replaced, in order (put the work dir before a checkout that contains it), its
+// permissions kept; each but `launch_script` is appended to `extra_files` (copied to the
+// remote work dir with it).
+TRTLLM_RUN_API Status
+MapPerfFilesToRemote(const std::string& work_dir, const std::set<std::string>& before,
+                     const std::vector<std::pair<std::string, std::string>>& mapping,
+                     const std::string& launch_script, std::vector<std::string>* extra_files);
 
 }  // namespace trtllm_run::internal
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "render/render.h"
@@ -349,6 +350,8 @@ void FillSpec(const CaseRequest& request, const Placement& placement,
 // Category 4: submit.py writes the launch script from the plan's perf inputs.
 Status WritePerfLaunch(ResolvedSlurmJob& job, JobSpec* spec) {
   const PerfSubmitPlan& perf = job.plan.launch.perf;
+  const bool remote = !job.remote_work_dir.empty();
+  const std::string local_src = fs::path(job.plan.repo_root).lexically_normal().string();
   PerfSubmitInputs submit;
   submit.submit_py = job.submit_py;
   submit.partition = job.params.partition;
@@ -356,8 +359,10 @@ Status WritePerfLaunch(ResolvedSlurmJob& job, JobSpec* spec) {
   submit.job_name = job.job_name;
   submit.image = job.job_image;
   submit.mounts = job.mounts.Joined();
-  submit.work_dir = job.log_dir;
-  submit.llm_src = job.project;
+  // Remote: submit.py reads the local checkout and writes into the local work dir, which
+  // MapPerfFilesToRemote then maps to the remote paths.
+  submit.work_dir = remote ? spec->work_dir : job.log_dir;
+  submit.llm_src = remote ? local_src : job.project;
   submit.llm_models_root = job.llm_models_root;
   submit.launch_sh = spec->script_path;
   submit.time_limit = job.time_limit;
@@ -366,6 +371,12 @@ Status WritePerfLaunch(ResolvedSlurmJob& job, JobSpec* spec) {
   if (!perf.config_text.empty()) {
     submit.config_file = spec->work_dir + "/" + perf.config_file_name;
     TRTLLM_RUN_RETURN_IF_ERROR(WriteFileAtomic(submit.config_file, perf.config_text));
+  } else if (!perf.config_file.empty() && remote) {
+    // The launch script names the config: a copy in the work dir goes to the cluster.
+    Result<std::string> text = ReadFile(perf.config_file);
+    if (!text.ok()) return text.status();
+    submit.config_file = spec->work_dir + "/" + fs::path(perf.config_file).filename().string();
+    TRTLLM_RUN_RETURN_IF_ERROR(WriteFileAtomic(submit.config_file, text.value()));
   } else if (!perf.config_file.empty()) {
     submit.config_file = perf.config_file;
   } else {
@@ -373,7 +384,25 @@ Status WritePerfLaunch(ResolvedSlurmJob& job, JobSpec* spec) {
   }
   if (!submit.config_file.empty()) spec->extra["perf_config_yaml"] = submit.config_file;
   for (const auto& [key, value] : perf.spec_extra) spec->extra[key] = value;
+  std::set<std::string> before;  // the work dir's files before submit.py
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(spec->work_dir, error)) {
+    if (entry.path() != fs::path(submit.config_file)) before.insert(entry.path().string());
+  }
   TRTLLM_RUN_RETURN_IF_ERROR(RunPerfSubmitFor(submit, &job));
+  if (remote) {
+    TRTLLM_RUN_RETURN_IF_ERROR(internal::MapPerfFilesToRemote(
+        spec->work_dir, before,
+        {{spec->work_dir, job.remote_work_dir}, {local_src, job.remote_repo_path}},
+        spec->script_path, &spec->extra_files));
+    job.notes.push_back("submit.py ran on this host against this checkout (--llm-src " + local_src +
+                        ", --work-dir " + spec->work_dir +
+                        "), so no remote path needs to exist here; the files it wrote name the "
+                        "remote checkout " +
+                        job.remote_repo_path + " and work dir " + job.remote_work_dir +
+                        " instead and are copied there (the remote checkout must hold the "
+                        "same perf configs)");
+  }
   std::string line;
   for (const std::string& word : PerfSubmitArgv(submit)) {
     line += (line.empty() ? "" : " ") + ShellQuote(word);

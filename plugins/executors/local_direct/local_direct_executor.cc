@@ -212,7 +212,10 @@ Status Run::Start(ProcessOptions* options) {
   // re-parsed.
   options->argv = {"bash"};
   for (const std::string& option : spec_.shell_options) options->argv.push_back(option);
-  options->argv.insert(options->argv.end(), {"-c", spec_.direct_cmd});
+  options->argv.insert(
+      options->argv.end(),
+      {"-c", spec_.command_prelude.empty() ? spec_.direct_cmd
+                                           : spec_.command_prelude + "\n" + spec_.direct_cmd});
   options->working_dir = spec_.working_dir.empty() || spec_.repo_root.empty()
                              ? spec_.repo_root
                              : spec_.repo_root + "/" + spec_.working_dir;

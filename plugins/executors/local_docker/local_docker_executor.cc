@@ -254,6 +254,7 @@ Status LocalDockerExecutor::Prepare(const CaseRequest& request, const JobPlan& p
   in.command = plan.command;
   in.working_dir = plan.working_dir;
   in.shell_options = plan.launch.shell_options;
+  in.command_prelude = plan.launch.command_prelude;
   DockerRun run = RenderDockerRun(in);
 
   spec->container_name = in.container_name;

@@ -15,6 +15,16 @@
 namespace trtllm_run {
 namespace {
 
+// Run in the command's shell before it (LaunchFacts::command_prelude), on the executors that
+// run it with bash -c: the ERR trap of the original run script (slurm_run_custom.sh has the
+// same one), which names the failing command on stderr and exits with its code. The Rank
+// line stays the Slurm run script's, where the original prints it: a passing command's
+// output is unchanged elsewhere. Line numbers count the command's lines.
+constexpr char kFirstFailureEndsCommand[] =
+    "trtllm_run_line0=$LINENO; trap 'trtllm_run_rc=$?; echo \"custom command: error at line "
+    "$((LINENO - trtllm_run_line0)): ${BASH_COMMAND} (exit code ${trtllm_run_rc})\" >&2; "
+    "exit \"${trtllm_run_rc}\"' ERR";
+
 constexpr int kMaxCustomDevices = 8;
 
 // The absolute path of a readable regular file, or an error naming the problem.
@@ -110,9 +120,11 @@ class CustomWorkflow : public Workflow {
     plan.launch.build_project = false;
     plan.steps.push_back(PlanStep{"run", plan.command, plan.total_required_devices, false});
     plan.failure_patterns = {"Error", "Traceback"};
-    // The original run script's mode without errexit: an unset variable or a failing
-    // stage of a pipeline fails the command, and a failing line does not stop it.
-    plan.launch.shell_options = {"-u", "-o", "pipefail"};
+    // The original run script's mode: an unset variable or a failing stage of a pipeline
+    // fails the command, and (set -E with an ERR trap that exits) the first failing command
+    // ends it with its exit code; the Slurm run script prints the Rank line itself.
+    plan.launch.shell_options = {"-E", "-u", "-o", "pipefail"};
+    plan.launch.command_prelude = kFirstFailureEndsCommand;
     plan.launch.run_script = kCustomRunScriptName;
     plan.launch.runs_without_gpus = true;
     plan.launch.after_placement = FitsOneNode;

@@ -44,6 +44,32 @@ std::string_view StripTaskPrefix(std::string_view line) {
   return line;
 }
 
+}  // namespace
+
+std::string TaskZeroLines(std::string_view log) {
+  std::string kept;
+  kept.reserve(log.size());
+  while (!log.empty()) {
+    const std::size_t end = log.find('\n');
+    const std::string_view line = log.substr(0, end);
+    log = end == std::string_view::npos ? std::string_view() : log.substr(end + 1);
+    const std::string_view rest = StripTaskPrefix(line);
+    bool task_zero = rest.size() == line.size();  // no prefix
+    if (!task_zero) {
+      std::string_view prefix = line.substr(0, line.size() - rest.size());
+      while (!prefix.empty() && prefix.front() == ' ') prefix.remove_prefix(1);
+      task_zero = prefix.substr(0, 2) == "0:";
+    }
+    if (task_zero) {
+      kept.append(line);
+      kept += '\n';
+    }
+  }
+  return kept;
+}
+
+namespace {
+
 // A non-negative count; false when not all digits or absurdly long.
 bool ParseCount(std::string_view text, int* out) {
   std::optional<long long> value = ParseInteger(text, 0, 999999999);

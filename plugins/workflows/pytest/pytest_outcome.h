@@ -42,6 +42,11 @@ inline constexpr std::size_t kMaxTests = 20000;
 // (0:00:00)". False for any other line.
 bool ParseSummaryLine(std::string_view line, TestCounts* counts);
 
+// The lines of `log` that srun -l gave task 0 (prefix "0: "), and the lines without a task
+// prefix (the batch script's own); the other tasks' lines are left out. For a job whose
+// every rank runs pytest, rank 0's is the one reported.
+std::string TaskZeroLines(std::string_view log);
+
 // Reads everything above from a log (or its tail). Linear in the log's size.
 Report ParseLog(std::string_view log);
 

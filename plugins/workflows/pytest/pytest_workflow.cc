@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -59,6 +60,10 @@ bool IsPerfSanity(const CaseRequest& request) {
 struct CommandWords {
   bool is_pytest = false;
   std::vector<std::string> node_ids;  // words naming a test file, with ::parts
+  // Where the program that runs pytest starts in the command (`pytest`, or `python` of
+  // `python -m pytest`): a launcher goes there. npos: not found.
+  size_t pytest_at = std::string::npos;
+  bool has_launcher = false;  // trtllm-llmapi-launch is already in the command
 };
 
 CommandWords ReadCommand(const std::vector<ShellToken>& tokens) {
@@ -67,9 +72,15 @@ CommandWords ReadCommand(const std::vector<ShellToken>& tokens) {
     const ShellToken& token = tokens[i];
     if (token.kind != ShellToken::kWord) continue;
     std::string base = BaseName(token.text);
-    if (base == "pytest" || base == "py.test") out.is_pytest = true;
-    if (token.text == "-m" && i + 1 < tokens.size() && tokens[i + 1].text == "pytest") {
+    if (base == "trtllm-llmapi-launch") out.has_launcher = true;
+    if ((base == "pytest" || base == "py.test") && !out.is_pytest) {
       out.is_pytest = true;
+      out.pytest_at = token.begin;
+    }
+    if (token.text == "-m" && i + 1 < tokens.size() && tokens[i + 1].text == "pytest" &&
+        !out.is_pytest) {
+      out.is_pytest = true;
+      if (i > 0 && tokens[i - 1].kind == ShellToken::kWord) out.pytest_at = tokens[i - 1].begin;
     }
     if (token.text.empty() || token.text[0] == '-') continue;
     std::string file = token.text.substr(0, token.text.find("::"));
@@ -144,22 +155,110 @@ std::string ModelFromNode(const NodeId& node) {
   return SanitizeModelName(strip(stem, "test_"));
 }
 
-// pytest runs on one node (spec 001 Step 3): the test's GPUs must fit the partition's.
-Status PytestFitsOneNode(const PlacementFacts& facts, JobPlan* plan) {
-  const int required = plan->required_devices;
-  if (facts.gpus_per_node && required > *facts.gpus_per_node) {
-    const std::string gpn = std::to_string(*facts.gpus_per_node);
-    return Status::InvalidInput(
-        "pytest needs required_devices = " + std::to_string(required) +
-            " GPUs on one node, but partition " + facts.partition + " has gpus_per_node = " + gpn,
-        "pytest does not support multi-node execution: choose a partition with at least " +
-            std::to_string(required) + " GPUs per node (--partition), or give --required-devices " +
-            gpn + " or fewer");
+// The GPU count a parametrized id names, as TensorRT-LLM's ids write it: tp16, tp8pp2,
+// tp4_pp2, tep8, dep4, pp2 (tp x pp; tep/dep count like tp). 0 when the id names none.
+int IdParallelism(const std::string& params, std::string* shown) {
+  int tp = 0;
+  int pp = 0;
+  std::string part;
+  auto take = [&](const std::string& token) {
+    // A run of <letters><digits> pairs: tp8pp2 -> (tp, 8), (pp, 2).
+    size_t i = 0;
+    while (i < token.size()) {
+      size_t letters = i;
+      while (i < token.size() && std::isalpha(static_cast<unsigned char>(token[i]))) ++i;
+      std::string name = token.substr(letters, i - letters);
+      size_t digits = i;
+      while (i < token.size() && std::isdigit(static_cast<unsigned char>(token[i]))) ++i;
+      if (name.empty() || i == digits || i - digits > 4) return;
+      const int n = std::stoi(token.substr(digits, i - digits));
+      if (name == "tp" || name == "tep" || name == "dep") {
+        tp = std::max(tp, n);
+        part += (part.empty() ? "" : ", ") + token;
+      } else if (name == "pp") {
+        pp = std::max(pp, n);
+        if (part.find(token) == std::string::npos) part += (part.empty() ? "" : ", ") + token;
+      } else {
+        return;
+      }
+    }
+  };
+  std::string token;
+  for (char c : params + "-") {
+    if (c == '-' || c == '_' || c == '[' || c == ']') {
+      take(token);
+      token.clear();
+    } else {
+      token += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
   }
-  if (plan->node_count > 1) {
-    return Status::InvalidInput(
-        "pytest is always single-node, but node_count = " + std::to_string(plan->node_count),
-        "drop --node-count / --required-devices-per-node");
+  if (tp == 0 && pp == 0) return 0;
+  *shown = part;
+  return std::max(tp, 1) * std::max(pp, 1);
+}
+
+// TensorRT-LLM's CI runs a pytest that spans nodes as jenkins/scripts/slurm_run.sh does:
+// one task per GPU over ceil(gpus / per node) nodes, through the cluster's MPI plugin, with
+// `trtllm-llmapi-launch pytest ...` on every rank; rank 0's pytest is the test.
+void MakeMultiNode(int nodes, size_t launcher_at, const std::string& why, JobPlan* plan) {
+  const int gpus = plan->required_devices;
+  plan->node_count = nodes;
+  plan->total_required_devices = gpus;
+  plan->required_devices_per_node = (gpus + nodes - 1) / nodes;
+  plan->launch.task_layout = TaskLayout::kAsPlanned;
+  std::string command = plan->command;
+  if (launcher_at != std::string::npos && launcher_at <= command.size()) {
+    command.insert(launcher_at, "trtllm-llmapi-launch ");
+  }
+  for (PlanStep& step : plan->steps) {
+    if (step.name != "run") continue;
+    step.tasks = gpus;
+    step.use_mpi = true;
+    step.command = command;
+  }
+  plan->notes.push_back(
+      "multi-node pytest: " + std::to_string(nodes) + " nodes of " +
+      std::to_string(plan->required_devices_per_node) + " GPUs (" + why + "), one task per GPU " +
+      "through the cluster's MPI plugin, `trtllm-llmapi-launch pytest` on every rank" +
+      (plan->working_dir.empty() ? std::string() : " from " + plan->working_dir) +
+      ", as TensorRT-LLM's CI runs it (jenkins/scripts/slurm_run.sh); the verdict is rank 0's "
+      "pytest");
+}
+
+// The GPUs of the test against the partition's: more than a node has -> multi-node.
+Status PytestPlacement(size_t launcher_at, bool has_launcher, const PlacementFacts& facts,
+                       JobPlan* plan) {
+  const int required = plan->required_devices;
+  if (plan->node_count > 1) {  // already multi-node (the request's per-node count)
+    if (facts.gpus_per_node && plan->required_devices_per_node > *facts.gpus_per_node) {
+      return Status::InvalidInput(
+          "required_devices_per_node = " + std::to_string(plan->required_devices_per_node) +
+              " is above partition " + facts.partition +
+              "'s gpus_per_node = " + std::to_string(*facts.gpus_per_node),
+          "give --required-devices-per-node " + std::to_string(*facts.gpus_per_node) + " or fewer");
+    }
+    return Status::Ok();
+  }
+  if (!facts.gpus_per_node) {
+    if (required > kMaxPytestDevices) {
+      plan->notes.push_back("warning: the test needs " + std::to_string(required) +
+                            " GPUs and partition " + facts.partition +
+                            " does not say how many a node has: planned on one node; give "
+                            "--required-devices-per-node to spread it over nodes");
+    }
+    return Status::Ok();
+  }
+  const int per_node = *facts.gpus_per_node;
+  if (required <= per_node || per_node <= 0) return Status::Ok();
+  const int nodes = (required + per_node - 1) / per_node;
+  MakeMultiNode(nodes, has_launcher ? std::string::npos : launcher_at,
+                std::to_string(required) + " GPUs, partition " + facts.partition + " has " +
+                    std::to_string(per_node) + " per node",
+                plan);
+  if (launcher_at == std::string::npos && !has_launcher) {
+    plan->notes.push_back(
+        "warning: no pytest program found in the command to put trtllm-llmapi-launch in "
+        "front of: every rank runs the command as it is");
   }
   return Status::Ok();
 }
@@ -299,6 +398,7 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   CommandWords words = ReadCommand(tokens.value());
 
   std::optional<pytest_markers::DeviceMarker> derived;
+  std::optional<pytest_markers::DeviceMarker> memory;  // skip_less_device_memory, MiB
   std::string model_from_id;
   std::optional<std::pair<std::string, std::string>> base_of;  // (node id, its base)
   if (words.is_pytest) {
@@ -334,6 +434,10 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
         derived = lookup.marker;
         derived->source += " (" + file.value() + ")";
       }
+      if (lookup.memory_mib && (!memory || lookup.memory_mib->devices > memory->devices)) {
+        memory = lookup.memory_mib;
+        memory->source += " (" + file.value() + ")";
+      }
     }
   }
 
@@ -358,36 +462,62 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
     }
   }
 
+  // The parallelism an id such as [tp16] or [tp8pp2] names: used when no marker says more
+  // (a marker inside a helper function or a parametrize built at run time is not read).
+  std::string id_shown;
+  int id_gpus = 0;
+  for (const std::string& word : words.node_ids) {
+    std::string shown;
+    const int gpus = IdParallelism(pytest_markers::ParseNodeId(word).params, &shown);
+    if (gpus > id_gpus) {
+      id_gpus = gpus;
+      id_shown = shown + " in " + word;
+    }
+  }
   int required = 1;
   if (request.required_devices) {
     required = *request.required_devices;
     plan.notes.push_back(
         "required_devices " + std::to_string(required) + ": given" +
         (derived ? " (the test's marker says " + std::to_string(derived->devices) + ")" : ""));
-  } else if (derived) {
+  } else if (derived && derived->devices >= id_gpus) {
     required = derived->devices;
     plan.notes.push_back("required_devices " + std::to_string(required) + ": " + derived->source);
+  } else if (id_gpus > 0) {
+    required = id_gpus;
+    plan.notes.push_back("required_devices " + std::to_string(required) +
+                         ": the parallelism the test id names (" + id_shown + ")" +
+                         (derived
+                              ? "; the marker found says only " + std::to_string(derived->devices) +
+                                    " (" + derived->source + ")"
+                              : "; no GPU-count marker was found for it"));
+  } else if (request.test_db_gpu_count && *request.test_db_gpu_count > 0) {
+    required = *request.test_db_gpu_count;
+    plan.notes.push_back("required_devices " + std::to_string(required) +
+                         ": the system_gpu_count of the test-db block the test came from (no "
+                         "GPU-count marker on the test)");
   } else {
     plan.notes.push_back(
         std::string("required_devices 1: default (") +
         (words.is_pytest ? "no GPU-count marker on the test" : "not a pytest command") + ")");
   }
-  if (required > kMaxPytestDevices) {
-    return Status::InvalidInput("required_devices = " + std::to_string(required) +
-                                    " exceeds the maximum of 8 GPUs for pytest.",
-                                "pytest runs on one node with at most 8 GPUs; multi-node tests "
-                                "run through the perf-sanity path");
+  if (request.test_db_gpu_count && *request.test_db_gpu_count > required &&
+      !request.required_devices) {
+    plan.notes.push_back("note: the test-db block the test came from runs on " +
+                         std::to_string(*request.test_db_gpu_count) +
+                         " GPUs (system_gpu_count); "
+                         "the test asks for " +
+                         std::to_string(required));
+  }
+  if (memory) {
+    plan.notes.push_back("GPU memory: the test asks for at least " +
+                         std::to_string(memory->devices) + " MiB per GPU (" + memory->source +
+                         "); on GPUs with less, the repo's conftest skips it");
   }
   TRTLLM_RUN_RETURN_IF_ERROR(ApplyDeviceCounts(request, required, &plan));
-  plan.devices_requested = request.required_devices || derived || request.total_required_devices ||
+  plan.devices_requested = request.required_devices || derived || id_gpus > 0 ||
+                           request.test_db_gpu_count || request.total_required_devices ||
                            request.required_devices_per_node;
-  if (plan.node_count > 1) {
-    return Status::InvalidInput(
-        "pytest is always single-node, but the request gives node_count = " +
-            std::to_string(plan.node_count),
-        "drop --node-count, or give --required-devices-per-node equal to "
-        "the total");
-  }
 
   if (request.model_name) {
     Result<std::string> name = DeriveModelName(request, plan.command, "pytest", &plan);
@@ -418,6 +548,8 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   }
   if (words.is_pytest) SetTimeouts(tokens.value(), list_line, install, &plan);
   plan.steps.push_back(PlanStep{"run", plan.command, 1, false});
+  const size_t launcher_at = words.pytest_at;
+  const bool has_launcher = words.has_launcher;
   plan.success_patterns = {"passed"};
   plan.failure_patterns = {"FAILED", "ERROR"};
   LaunchFacts& launch = plan.launch;
@@ -427,7 +559,20 @@ Result<JobPlan> PlanPytest(const CaseRequest& request) {
   launch.run_shows_gpus = true;
   launch.gpu_count_source = "the test's GPU marker";
   launch.runs_without_gpus = true;
-  launch.after_placement = PytestFitsOneNode;
+  launch.after_placement = [launcher_at, has_launcher](const PlacementFacts& facts,
+                                                       JobPlan* placed) {
+    return PytestPlacement(launcher_at, has_launcher, facts, placed);
+  };
+  if (plan.node_count > 1) {  // the request's own per-node count
+    MakeMultiNode(
+        plan.node_count, has_launcher ? std::string::npos : launcher_at,
+        "the request's required_devices_per_node " + std::to_string(plan.required_devices_per_node),
+        &plan);
+  } else if (required > kMaxPytestDevices) {
+    plan.notes.push_back("note: " + std::to_string(required) +
+                         " GPUs are more than most nodes have: on Slurm it spans nodes when the "
+                         "partition's gpus_per_node is below it");
+  }
   return plan;
 }
 
@@ -438,8 +583,11 @@ class PytestWorkflow : public Workflow {
   bool Claims(const CaseRequest& request) const override { return request.test_cmd.has_value(); }
 
   void Judge(const JobSpec& spec, const std::string& log_tail, RunResult* result) const override {
-    pytest_outcome::Judge(pytest_outcome::ParseLog(log_tail),
-                          spec.direct_cmd.empty() ? result->command : spec.direct_cmd, result);
+    // Multi-node: every rank runs trtllm-llmapi-launch pytest; rank 0's is the test.
+    const bool multi_node = spec.node_count > 1 && spec.workflow_type == "pytest";
+    pytest_outcome::Judge(
+        pytest_outcome::ParseLog(multi_node ? pytest_outcome::TaskZeroLines(log_tail) : log_tail),
+        spec.direct_cmd.empty() ? result->command : spec.direct_cmd, result);
   }
 
   Result<JobPlan> Plan(const CaseRequest& request) const override {

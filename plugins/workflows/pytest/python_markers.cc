@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <string_view>
 
@@ -194,31 +195,58 @@ std::vector<Call> GpuMarks(std::string_view text) {
   return marks;
 }
 
-Found MarkerDevices(const std::string& text) {
+// The markers of one level (a def with its matched pytest.param, a class, the module), by
+// kind: the repo's conftest reads each kind with get_closest_marker, so the closest level
+// that has a kind decides it, kind by kind. Memory is read at every level (its fixture
+// reads all markers) and the largest wins.
+struct LevelMarks {
+  Found device;      // skip_less_device(N)
+  Found world_size;  // skip_less_mpi_world_size(N): N ranks, one GPU each
+  Found gpu_mark;    // mark.gpuN, skip_single_gpu (2)
+  Found memory;      // skip_less_device_memory(MiB)
+  bool any() const { return device.devices || world_size.devices || gpu_mark.devices; }
+};
+
+void KeepLarger(Found* into, const Found& other) {
+  if (other.devices > into->devices) *into = other;
+}
+
+void MergeLevel(LevelMarks* into, const LevelMarks& other) {
+  KeepLarger(&into->device, other.device);
+  KeepLarger(&into->world_size, other.world_size);
+  KeepLarger(&into->gpu_mark, other.gpu_mark);
+  KeepLarger(&into->memory, other.memory);
+}
+
+Found LargestCall(const std::vector<Call>& calls, long long limit) {
   Found best;
-  auto consider = [&](const std::vector<Call>& calls) {
-    for (const Call& call : calls) {
-      // No test needs a million GPUs.
-      std::optional<long long> parsed = ParseInteger(call.digits, 0, 999999);
-      if (!parsed) continue;
-      int n = static_cast<int>(*parsed);
-      if (n > best.devices) best = {n, call.shown};
-    }
-  };
-  consider(CountCalls(text, "skip_less_device"));
-  consider(CountCalls(text, "skip_less_mpi_world_size"));
-  consider(GpuMarks(text));
-  if (best.devices < 2) {
+  for (const Call& call : calls) {
+    std::optional<long long> parsed = ParseInteger(call.digits, 0, limit);
+    if (!parsed) continue;
+    int n = static_cast<int>(*parsed);
+    if (n > best.devices) best = {n, call.shown};
+  }
+  return best;
+}
+
+LevelMarks ReadMarks(const std::string& text) {
+  LevelMarks marks;
+  // No test needs a million GPUs, nor a GPU of a terabyte... times a thousand.
+  marks.device = LargestCall(CountCalls(text, "skip_less_device"), 999999);
+  marks.world_size = LargestCall(CountCalls(text, "skip_less_mpi_world_size"), 999999);
+  marks.gpu_mark = LargestCall(GpuMarks(text), 999999);
+  marks.memory = LargestCall(CountCalls(text, "skip_less_device_memory"), 999999999);
+  if (marks.gpu_mark.devices < 2) {
     static const std::string_view kSingle = "skip_single_gpu";
     for (size_t at = text.find(kSingle); at != std::string::npos; at = text.find(kSingle, at + 1)) {
       const size_t after = at + kSingle.size();
       if (WordStartsAt(text, at, kSingle) && (after == text.size() || !IsWordChar(text[after]))) {
-        best = {2, "skip_single_gpu"};
+        marks.gpu_mark = {2, "skip_single_gpu"};
         break;
       }
     }
   }
-  return best;
+  return marks;
 }
 
 struct ParamSpan {
@@ -241,40 +269,54 @@ std::vector<ParamSpan> ParamSpans(const std::string& text) {
   return spans;
 }
 
-// Top-level comma-separated arguments of "name(args)".
-std::vector<std::string> Arguments(const std::string& call) {
-  std::vector<std::string> args;
-  size_t open = call.find('(');
-  if (open == std::string::npos) return args;
-  size_t close = MatchBracket(call, open);
-  std::string inner = call.substr(open + 1, close > open + 1 ? close - open - 2 : 0);
-  std::string current;
+// One top-level comma-separated item of a bracketed text: its trimmed text and where that
+// starts in the text split.
+struct Item {
+  std::string text;
+  size_t offset = 0;
+};
+
+// The top-level comma-separated items inside the bracket at text[open] (a trailing comma
+// gives no empty item).
+std::vector<Item> BracketItems(const std::string& text, size_t open) {
+  std::vector<Item> items;
+  if (open >= text.size()) return items;
+  const size_t close = MatchBracket(text, open);
+  const size_t inner_end = close > open + 1 ? close - 1 : open + 1;
+  size_t start = open + 1;
   int depth = 0;
-  for (size_t i = 0; i < inner.size();) {
-    char c = inner[i];
+  auto push = [&](size_t end) {
+    size_t b = start;
+    while (b < end && IsSpaceChar(text[b])) ++b;
+    size_t e = end;
+    while (e > b && IsSpaceChar(text[e - 1])) --e;
+    items.push_back({text.substr(b, e - b), b});
+  };
+  for (size_t i = open + 1; i < inner_end;) {
+    char c = text[i];
     if (c == '"' || c == '\'') {
-      size_t end = SkipString(inner, i);
-      current.append(inner, i, end - i);
-      i = end;
+      i = SkipString(text, i);
       continue;
     }
     if (c == '(' || c == '[' || c == '{') ++depth;
     if (c == ')' || c == ']' || c == '}') --depth;
     if (c == ',' && depth == 0) {
-      args.push_back(current);
-      current.clear();
-    } else {
-      current += c;
+      push(i);
+      start = i + 1;
     }
     ++i;
   }
-  args.push_back(current);
-  for (std::string& arg : args) {
-    size_t b = arg.find_first_not_of(" \t");
-    size_t e = arg.find_last_not_of(" \t");
-    arg = b == std::string::npos ? "" : arg.substr(b, e - b + 1);
-  }
-  if (!args.empty() && args.back().empty()) args.pop_back();
+  push(std::min(inner_end, text.size()));
+  if (!items.empty() && items.back().text.empty()) items.pop_back();
+  return items;
+}
+
+// Top-level comma-separated arguments of "name(args)".
+std::vector<std::string> Arguments(const std::string& call) {
+  std::vector<std::string> args;
+  size_t open = call.find('(');
+  if (open == std::string::npos) return args;
+  for (Item& item : BracketItems(call, open)) args.push_back(std::move(item.text));
   return args;
 }
 
@@ -352,9 +394,11 @@ bool IsPlainValue(const std::string& arg) {
   return true;
 }
 
-// Whether the pytest.param call selects the node's params: its id= or the id pytest
-// makes from its literal values, as a `-`-separated part of the [params] text.
-bool ParamMatches(const std::string& call, const std::string& params, std::string* id_text) {
+// Whether the pytest.param call selects the node's params: its id=, else the id the
+// parametrize's ids=[...] list gives its position (`list_id`), else the id pytest makes from
+// its literal values, as a `-`-separated part of the [params] text.
+bool ParamMatches(const std::string& call, const std::string& params,
+                  const std::optional<std::string>& list_id, std::string* id_text) {
   std::vector<IdPiece> pieces;
   for (const std::string& arg : Arguments(call)) {
     const std::string keyword = KeywordName(arg);
@@ -369,6 +413,7 @@ bool ParamMatches(const std::string& call, const std::string& params, std::strin
       }
       continue;
     }
+    if (list_id) continue;  // an id= of its own is looked for; the values do not matter
     if (std::optional<std::string> literal = StringLiteral(arg)) {
       pieces.push_back({false, *literal});
     } else if (IsPlainValue(arg)) {
@@ -376,6 +421,10 @@ bool ParamMatches(const std::string& call, const std::string& params, std::strin
     } else {
       pieces.push_back({true, ""});
     }
+  }
+  if (list_id) {
+    *id_text = *list_id;
+    return PiecesMatch({IdPiece{false, *list_id}}, params);
   }
   if (pieces.empty()) return false;
   std::string body;
@@ -415,6 +464,49 @@ bool IsPytestmarkAssignment(const std::string& text) {
   size_t i = SkipSpaces(text, 10);
   if (i < text.size() && text[i] == ':') return text.find('=', i) != std::string::npos;
   return i < text.size() && text[i] == '=';
+}
+
+// The ids a parametrize's ids=[...] list gives the pytest.param entries of its argvalues
+// list, by where each entry starts in `decorator`: pytest names the i-th entry ids[i] (an
+// entry's own id= still wins). Entries whose id is not a string literal are left out.
+std::map<size_t, std::string> ListIds(const std::string& decorator) {
+  std::map<size_t, std::string> ids_by_offset;
+  static const std::string_view kName = "parametrize";
+  for (size_t at = decorator.find(kName); at != std::string::npos;
+       at = decorator.find(kName, at + 1)) {
+    if (!WordStartsAt(decorator, at, kName)) continue;
+    const size_t open = SkipSpaces(decorator, at + kName.size());
+    if (open >= decorator.size() || decorator[open] != '(') continue;
+    std::optional<Item> values;
+    std::optional<Item> ids;
+    int positional = 0;
+    for (const Item& arg : BracketItems(decorator, open)) {
+      const std::string keyword = KeywordName(arg.text);
+      if (keyword.empty()) {
+        if (++positional == 2) values = arg;
+      } else if (keyword == "argvalues" || keyword == "ids") {
+        Item value = arg;
+        const size_t skip = SkipSpaces(arg.text, arg.text.find('=') + 1);
+        value.text = arg.text.substr(skip);
+        value.offset = arg.offset + skip;
+        (keyword == "ids" ? ids : values) = value;
+      }
+    }
+    if (!values || !ids || values->text.empty() || ids->text.empty()) continue;
+    if (std::string("[(").find(values->text[0]) == std::string::npos ||
+        std::string("[(").find(ids->text[0]) == std::string::npos) {
+      continue;
+    }
+    std::vector<Item> entries = BracketItems(decorator, values->offset);
+    std::vector<Item> names = BracketItems(decorator, ids->offset);
+    for (size_t i = 0; i < entries.size() && i < names.size(); ++i) {
+      std::optional<std::string> name = StringLiteral(names[i].text);
+      if (name && entries[i].text.compare(0, 6, "pytest") == 0) {
+        ids_by_offset[entries[i].offset] = *name;
+      }
+    }
+  }
+  return ids_by_offset;
 }
 
 }  // namespace
@@ -513,66 +605,86 @@ Lookup FindDeviceMarker(const std::string& source, const NodeId& node) {
 
   Lookup lookup;
   lookup.function_found = target.has_value() && !node.function.empty();
+  // The levels, closest first, each with the words that name it in the source text.
+  std::vector<std::pair<LevelMarks, std::string>> levels;
   if (target && !node.function.empty()) {
     const Scope& def = scopes[*target];
-    Found own;
-    Found param;
+    LevelMarks own;
+    LevelMarks param;
     std::string param_id;
     for (const std::string& decorator : def.decorators) {
       std::string without_params = decorator;
       std::vector<ParamSpan> spans = ParamSpans(decorator);
+      const std::map<size_t, std::string> list_ids = ListIds(decorator);
       for (auto it = spans.rbegin(); it != spans.rend(); ++it) {
         std::string call = decorator.substr(it->begin, it->end - it->begin);
         std::string id_text;
-        if (!node.params.empty() && ParamMatches(call, node.params, &id_text)) {
-          Found found = MarkerDevices(call);
-          if (found.devices > param.devices) {
-            param = found;
+        auto listed = list_ids.find(it->begin);
+        std::optional<std::string> list_id;
+        if (listed != list_ids.end()) list_id = listed->second;
+        if (!node.params.empty() && ParamMatches(call, node.params, list_id, &id_text)) {
+          LevelMarks found = ReadMarks(call);
+          if (found.any() || found.memory.devices) {
+            MergeLevel(&param, found);
             param_id = id_text;
           }
         }
         without_params.erase(it->begin, it->end - it->begin);
       }
-      Found found = MarkerDevices(without_params);
-      if (found.devices > own.devices) own = found;
+      MergeLevel(&own, ReadMarks(without_params));
     }
-    if (own.devices > 0 || param.devices > 0) {
-      DeviceMarker marker;
-      if (param.devices > own.devices) {
-        marker = {param.devices,
-                  param.marker + " in the pytest.param '" + param_id + "' of " + def.name};
-      } else {
-        marker = {own.devices, own.marker + " on " + def.name};
+    // The params' marks and the def's own are one level (both are the item's own markers);
+    // each kind is named where its count came from.
+    LevelMarks level = own;
+    auto from_param = [&](Found* kind, const Found& in_param) {
+      if (in_param.devices > kind->devices) {
+        *kind = in_param;
+        kind->marker += " in the pytest.param '" + param_id + "' of " + def.name;
+      } else if (kind->devices > 0) {
+        kind->marker += " on " + def.name;
       }
-      lookup.marker = marker;
-      return lookup;
-    }
+    };
+    from_param(&level.device, param.device);
+    from_param(&level.world_size, param.world_size);
+    from_param(&level.gpu_mark, param.gpu_mark);
+    from_param(&level.memory, param.memory);
+    levels.emplace_back(level, "");
   }
   std::vector<size_t> classes = target_classes;
   if (target && scopes[*target].is_class) classes.push_back(*target);
   for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
     const Scope& cls = scopes[*it];
-    Found best;
-    for (const std::string& text : cls.decorators) {
-      Found found = MarkerDevices(text);
-      if (found.devices > best.devices) best = found;
-    }
-    for (const std::string& text : cls.pytestmarks) {
-      Found found = MarkerDevices(text);
-      if (found.devices > best.devices) best = found;
-    }
-    if (best.devices > 0) {
-      lookup.marker = DeviceMarker{best.devices, best.marker + " on class " + cls.name};
-      return lookup;
-    }
+    LevelMarks level;
+    for (const std::string& text : cls.decorators) MergeLevel(&level, ReadMarks(text));
+    for (const std::string& text : cls.pytestmarks) MergeLevel(&level, ReadMarks(text));
+    levels.emplace_back(level, " on class " + cls.name);
   }
-  Found module;
-  for (const std::string& text : module_marks) {
-    Found found = MarkerDevices(text);
-    if (found.devices > module.devices) module = found;
-  }
-  if (module.devices > 0) {
-    lookup.marker = DeviceMarker{module.devices, module.marker + " in the module's pytestmark"};
+  LevelMarks module;
+  for (const std::string& text : module_marks) MergeLevel(&module, ReadMarks(text));
+  levels.emplace_back(module, " in the module's pytestmark");
+
+  // Each kind from its closest level; the GPU count is the largest of the three kinds.
+  std::optional<DeviceMarker> best;
+  auto closest = [&](Found LevelMarks::*kind) {
+    for (const auto& [level, where] : levels) {
+      const Found& found = level.*kind;
+      if (found.devices > 0) {
+        if (!best || found.devices > best->devices) {
+          best = DeviceMarker{found.devices, found.marker + where};
+        }
+        return;
+      }
+    }
+  };
+  closest(&LevelMarks::device);
+  closest(&LevelMarks::world_size);
+  closest(&LevelMarks::gpu_mark);
+  lookup.marker = best;
+  for (const auto& [level, where] : levels) {
+    if (level.memory.devices > 0 &&
+        (!lookup.memory_mib || level.memory.devices > lookup.memory_mib->devices)) {
+      lookup.memory_mib = DeviceMarker{level.memory.devices, level.memory.marker + where};
+    }
   }
   return lookup;
 }

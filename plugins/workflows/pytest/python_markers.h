@@ -28,14 +28,20 @@ struct DeviceMarker {
 // Result of looking the node id up in `source` (the file's text).
 struct Lookup {
   bool function_found = false;
-  std::optional<DeviceMarker> marker;  // the closest marker level that has one
+  std::optional<DeviceMarker> marker;  // the GPU count, as below
+  // skip_less_device_memory(MiB): the largest at any level (the repo's fixture reads every
+  // level's); `devices` holds the MiB.
+  std::optional<DeviceMarker> memory_mib;
 };
 
-// The closest GPU-count marker of the node: the function's own decorators and the marks
-// of the pytest.param its [params] select (the larger when both), else the enclosing
-// classes' decorators and pytestmark (innermost first), else the module's pytestmark.
-// Markers: skip_less_device(N), skip_less_mpi_world_size(N), pytest.mark.gpuN,
-// skip_single_gpu (2).
+// The GPU count of the node. Levels, closest first: the function's own decorators with
+// the marks of the pytest.param its [params] select (by the param's id=, by the position
+// the parametrize's ids=[...] list names, or by the id pytest makes from its values), the
+// enclosing classes' decorators and pytestmark (innermost first), the module's pytestmark.
+// Each marker kind is taken from the closest level that has it, as the repo's conftest
+// reads each with get_closest_marker: skip_less_device(N), skip_less_mpi_world_size(N)
+// (N ranks, one GPU each), pytest.mark.gpuN / skip_single_gpu (2); the count is the
+// largest of the three.
 Lookup FindDeviceMarker(const std::string& source, const NodeId& node);
 
 }  // namespace pytest_markers

@@ -46,6 +46,10 @@ struct JobSpec {
   // The bash options the command runs under (JobPlan launch.shell_options): bash OPTIONS
   // -c direct_cmd. In job_spec.json only when not empty.
   std::vector<std::string> shell_options;
+  // Lines bash runs in the command's own shell just before it (JobPlan
+  // launch.command_prelude): bash OPTIONS -c "PRELUDE<newline>direct_cmd". In job_spec.json
+  // only when not empty.
+  std::string command_prelude;
   std::vector<EnvVar> custom_env;
   int monitor_timeout_seconds = 3600;
   int max_pending_seconds = 0;  // Slurm: the longest wait in the queue; 0: no bound

@@ -80,6 +80,9 @@ struct LaunchFacts {
   std::vector<std::string> keep_env = {"SLURM_PROCID", "SLURM_LOCALID"};
   bool run_shows_gpus = false;             // the run step prints nvidia-smi first, when present
   std::vector<std::string> shell_options;  // bash OPTIONS -c COMMAND, on every executor
+  // Lines run in the command's own shell just before it, on every executor that runs the
+  // command with bash -c (the custom workflow's ERR and EXIT traps); empty: none.
+  std::string command_prelude;
   // The Slurm log name, %j the job id; empty: <model>_<job kind>_%j.out.
   std::string log_file_pattern;
   // The run step runs this data file of the installation (DataDirectory()) with

@@ -21,7 +21,8 @@
 //    JobSpec::shell_options; CaseRequest/JobPlan/JobSpec max_pending; CaseRequest SSH
 //    fields (ssh_port, identity, ssh_option).
 // 8: CaseRequest/JobPlan/JobSpec silence_timeout.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 8
+// 9: LaunchFacts/JobSpec command_prelude, CaseRequest test_db_gpu_count.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 9
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {
