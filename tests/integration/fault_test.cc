@@ -260,7 +260,7 @@ TEST_CASE("fault: a full filesystem at result.json still reports the verdict", "
   SmallTmpfs tmpfs("256k");
   // The job passes, then fills the work dir's filesystem: result.json cannot be written.
   std::string fill =
-      "head -c 100M /dev/zero > " + ShellQuote(tmpfs.path() + "/filler") + " 2>/dev/null; true";
+      "head -c 100M /dev/zero > " + ShellQuote(tmpfs.path() + "/filler") + " 2>/dev/null || true";
   CliRun run = RunCli({"run", "--repo-root", tmpfs.path(), "--scenario", "local_direct",
                        "--custom-cmd", "echo '1 passed'; " + fill});
   INFO(run.Describe());

@@ -1,8 +1,8 @@
 // How jobs are launched, through the real trtllm-run binary: custom commands run under
-// nounset and pipefail on every executor (the real Slurm cluster, this host, Docker);
-// one-task trtllm-eval steps run without MPI and without srun's MPI/Slurm variables; a
-// trtllm-bench sized with --tp_size gets its GPUs; and the multi-node eval fallback is
-// sized per node of the partition and refused unless the request opts in.
+// nounset, pipefail and the original run script's ERR trap on every executor (the real Slurm
+// cluster, this host, Docker); one-task trtllm-eval steps run without MPI and without srun's
+// MPI/Slurm variables; a trtllm-bench sized with --tp_size gets its GPUs; and the multi-node
+// eval fallback is sized per node of the partition and refused unless the request opts in.
 #include <rapidjson/document.h>
 #include <sys/stat.h>
 
@@ -94,14 +94,14 @@ void CheckCustomSemantics(const std::vector<std::string>& scenario_args, double 
     CHECK(v.run.stdout_text.find("value=") == std::string::npos);
     CHECK(v.run.stdout_text.find("still-ran") == std::string::npos);
   }
-  SECTION("a failing line does not stop the command (no errexit)") {
-    TempDir repo("trtllm_launch_noerrexit");
+  SECTION("a failing line ends the command with its exit code (the original's ERR trap)") {
+    TempDir repo("trtllm_launch_errtrap");
     Verdict v =
         RunCustom(scenario_args, repo.path(), "false; echo kept-going | cat", timeout_seconds, env);
     INFO(v.run.Describe());
-    CHECK(v.run.exit_code == 0);
-    CHECK(v.status == "PASSED");
-    CHECK_THAT(v.run.stdout_text, Catch::Contains("kept-going"));
+    CHECK(v.run.exit_code == 1);
+    CHECK(v.status == "FAILED");
+    CHECK(v.run.stdout_text.find("kept-going") == std::string::npos);
   }
 }
 
