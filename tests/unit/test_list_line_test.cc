@@ -192,6 +192,30 @@ TEST_CASE("cases file: a test-db YAML's tests from every block", "[test_list][mu
   CHECK_THAT(cases[3].notes[0],
              Catch::Contains("l0_fake_gpus[2]") && Catch::Contains("stage=post_merge"));
   CHECK(cases[3].request.test_cmd == "accuracy/test_a.py::TestX::test_w SKIP (waived)");
+  // Each block's system_gpu_count sizes its tests when their own markers do not.
+  CHECK(cases[0].request.test_db_gpu_count == 2);
+  CHECK(cases[1].request.test_db_gpu_count == 2);
+  CHECK(cases[2].request.test_db_gpu_count == 4);
+  CHECK(cases[3].request.test_db_gpu_count == 4);
+
+  // lte alone, an exact term, and counts that are no count: none is taken.
+  Result<std::vector<CaseEntry>> counts = ParseCasesText(
+      "version: 0.0.1\nl0_c:\n"
+      "- condition: {ranges: {system_gpu_count: {lte: 8}}}\n  tests: [a/test_b.py::t1]\n"
+      "- condition: {terms: {system_gpu_count: 2}}\n  tests: [a/test_b.py::t2]\n"
+      "- condition: {ranges: {system_gpu_count: {gte: -4}}}\n  tests: [a/test_b.py::t3]\n"
+      "- condition: {ranges: {system_gpu_count: {gte: 99999999999}}}\n  tests: [a/test_b.py::t4]\n"
+      "- condition: {ranges: {system_gpu_count: [1, 2]}}\n  tests: [a/test_b.py::t5]\n"
+      "- tests: [a/test_b.py::t6]\n",
+      "l0_c.yml", CaseRequest{});
+  REQUIRE(counts.ok());
+  REQUIRE(counts.value().size() == 6);
+  CHECK(counts.value()[0].request.test_db_gpu_count == 8);
+  CHECK(counts.value()[1].request.test_db_gpu_count == 2);
+  for (std::size_t i = 2; i < 6; ++i) {
+    INFO("case " << i);
+    CHECK_FALSE(counts.value()[i].request.test_db_gpu_count.has_value());
+  }
 
   Result<std::vector<CaseEntry>> bad = ParseCasesText(
       "version: 0.0.1\nl0_x:\n- condition: {}\n  tests:\n  - a/test_b.py::t TIMEOUT (x)\n"

@@ -371,6 +371,35 @@ std::string ConditionText(const YAML::Node& node, const std::string& key) {
   return text;
 }
 
+// The GPU count a test-db block's condition gives its tests, as TensorRT-LLM's blocks
+// state it: `ranges: {system_gpu_count: {gte: N, lte: N}}` (gte, else lte, else an exact
+// `terms: {system_gpu_count: N}`). Nothing when the block does not say or says it badly
+// (then the test's own markers size it).
+std::optional<int> BlockGpuCount(const YAML::Node& condition) {
+  if (!condition || !condition.IsMap()) return std::nullopt;
+  auto parse = [](const YAML::Node& node) -> std::optional<int> {
+    if (!node || !node.IsScalar()) return std::nullopt;
+    const std::string& text = node.Scalar();
+    if (text.empty() || text.size() > 4 ||
+        !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      return std::nullopt;
+    }
+    const int value = std::stoi(text);
+    return value > 0 ? std::optional<int>(value) : std::nullopt;
+  };
+  const YAML::Node ranges = condition["ranges"];
+  if (ranges && ranges.IsMap()) {
+    const YAML::Node count = ranges["system_gpu_count"];
+    if (count && count.IsMap()) {
+      if (std::optional<int> gte = parse(count["gte"])) return gte;
+      if (std::optional<int> lte = parse(count["lte"])) return lte;
+    }
+  }
+  const YAML::Node terms = condition["terms"];
+  if (terms && terms.IsMap()) return parse(terms["system_gpu_count"]);
+  return std::nullopt;
+}
+
 // A test-db YAML (tests/integration/test_lists/test-db/*.yml): `version:` and one or more
 // lists of blocks {condition: ..., tests: [lines]}. Every block's tests are read, in file
 // order; each case's notes name its block and condition, which is not evaluated here.
@@ -406,6 +435,7 @@ Result<std::vector<CaseEntry>> ParseTestDbCases(const YAML::Node& root, const st
         continue;
       }
       const std::string condition = ConditionText(item["condition"], "");
+      const std::optional<int> gpu_count = BlockGpuCount(item["condition"]);
       const std::string note = "read from test-db block " + block_name + " of " + origin +
                                " (condition: " + (condition.empty() ? "none" : condition) +
                                "; not evaluated here: every block's tests are read)";
@@ -423,6 +453,9 @@ Result<std::vector<CaseEntry>> ParseTestDbCases(const YAML::Node& root, const st
             !problem.empty()) {
           problems.push_back(entry.origin + ": " + problem);
           continue;
+        }
+        if (gpu_count && !entry.request.test_db_gpu_count) {
+          entry.request.test_db_gpu_count = gpu_count;
         }
         cases.push_back(std::move(entry));
       }
