@@ -21,6 +21,18 @@
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/workdir.h"
 
+// Whether this test (and so the trtllm-run it runs, built alike) is under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+#define TRTLLM_RUN_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TRTLLM_RUN_TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TRTLLM_RUN_TEST_UNDER_ASAN
+#define TRTLLM_RUN_TEST_UNDER_ASAN 0
+#endif
+
 namespace trtllm_run_test {
 namespace {
 
@@ -68,10 +80,17 @@ void MakeSparse(const std::string& path, off_t size, const std::string& tail = "
   ::close(fd);
 }
 
-// trtllm-run `args` under `ulimit -v` (1.5 GB: reading a log whole fails at once), its
-// stdout to /dev/null when `quiet`; `exec` keeps the pid, so a signal reaches trtllm-run.
+// trtllm-run `args` with its memory bounded to 1.5 GB (reading a log whole fails at once),
+// its stdout to /dev/null when `quiet`; `exec` keeps the pid, so a signal reaches
+// trtllm-run. The bound is `ulimit -v`, except under AddressSanitizer, whose shadow memory
+// needs terabytes of address space: there ASan's own hard_rss_limit_mb kills the process.
 CliOptions Bounded(const std::vector<std::string>& args, bool quiet) {
+#if TRTLLM_RUN_TEST_UNDER_ASAN
+  std::string line =
+      "ASAN_OPTIONS=\"${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=1500\" exec \"$0\"";
+#else
   std::string line = "ulimit -v 1500000; exec \"$0\"";
+#endif
   for (std::size_t i = 0; i < args.size(); ++i) line += " \"$" + std::to_string(i + 1) + "\"";
   if (quiet) line += " >/dev/null";
   CliOptions options;
