@@ -395,11 +395,11 @@ TEST_CASE(
       {"echo 'x " + line + "'; sleep 5; exit 4", "FAILED", 4},
       // An end marker followed by the real failure at once.
       {"echo '" + line + "'; exit 5", "FAILED", 5},
-      // A payload that learned the script's token (it may read the script): only the
-      // scheduler's record of the job ends it.
-      {"t=$(scontrol write batch_script $SLURM_JOB_ID - 2>/dev/null | grep -o '(token [0-9a-f]*)' "
-       "| tail -n 1); echo \"" +
-           line + " $t\"; sleep 5; exit 6",
+      // A payload that learned the script's token from the batch script in its work dir
+      // (a learned token is required: without one the command ends with 1, not 6): only
+      // the scheduler's record of the job ends it.
+      {"t=$(grep -ho '(token [0-9a-f]\\{32\\})' work_dirs/" + marker +
+           "_4_*/*.slurm | tail -n 1); echo \"" + line + " $t\"; sleep 5; exit 6",
        "FAILED", 6},
       {"echo all good", "PASSED", 0},
   };
