@@ -187,7 +187,11 @@ TEST_CASE("remote watch: the jobs' ends arrive within ~1.5 s (streamed output)",
   }
   INFO("delays: " << delays[0] << " " << delays[1] << " " << delays[2] << " " << delays[3]);
   CHECK(Median(delays) <= 1.5);
-  CHECK(client.stats().log_fetches == 0);  // no `tail -c` copy was needed
+  // No `tail -c` copy while the stream is up: at most one final copy, for a job the
+  // controller reported ended before its streamed end line arrived (the verdict waits for
+  // the controller; under AddressSanitizer the stream can lag the query). The copy every
+  // log_interval that a down stream falls back to would make it dozens.
+  CHECK(client.stats().log_fetches <= 1);
   CHECK(client.stats().stream_starts == 1);
   CHECK(w.ssh->connections_opened() == 1);
   // Nothing of the follower is left on the login node once the watch is over.
