@@ -12,34 +12,13 @@
 #include <memory>
 #include <string>
 
+#include "scratch_work_dir.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {
 namespace {
 
 namespace fs = std::filesystem;
-
-class ReuseWorkDir {
- public:
-  ReuseWorkDir() {
-    char pattern[] = "/tmp/pid_reuse_test_XXXXXX";
-    REQUIRE(::mkdtemp(pattern) != nullptr);
-    path_ = pattern;
-    JobSpec spec;
-    spec.scenario = "local_direct";
-    spec.work_dir = path_;
-    spec.log_file = path_ + "/m_local.log";
-    REQUIRE(WriteJobSpec(spec).ok());
-  }
-  ~ReuseWorkDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // `sleep 30` leading its own process group, SIGTERM ignored, with `env_entry` as its only
 // environment; returns once it runs sleep (the pipe's write end closes on exec).
@@ -68,7 +47,7 @@ pid_t StartSleep(const std::string& env_entry) {
 
 TEST_CASE("a reused pid (live process started after the recorded one) is not the recorded one",
           "[workdir]") {
-  ReuseWorkDir dir;
+  ScratchWorkDir dir;
   const std::uint64_t self_start = ProcessStartTime(::getpid());
   REQUIRE(self_start > 1);
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "os/process.h"
+#include "scratch_work_dir.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 
@@ -18,28 +19,6 @@ namespace trtllm_run {
 namespace {
 
 namespace fs = std::filesystem;
-
-class ScratchWorkDir {
- public:
-  ScratchWorkDir() {
-    char pattern[] = "/tmp/workdir_state_test_XXXXXX";
-    REQUIRE(::mkdtemp(pattern) != nullptr);
-    path_ = pattern;
-    JobSpec spec;
-    spec.scenario = "local_direct";
-    spec.work_dir = path_;
-    spec.log_file = path_ + "/m_local.log";
-    REQUIRE(WriteJobSpec(spec).ok());
-  }
-  ~ScratchWorkDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST_CASE("RunState round-trips through run_state.json", "[workdir]") {
   ScratchWorkDir dir;
