@@ -29,15 +29,6 @@ using trtllm_run::ExecContext;
 using trtllm_run::JobSpec;
 using trtllm_run::RunResult;
 
-// A pid that no process has now: a child that already exited and was reaped.
-int DeadPid() {
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) ::_exit(0);
-  ::waitpid(pid, nullptr, 0);
-  return pid;
-}
-
 // Another run: a local_slurm job submitted by the run library (with its token), running
 // `sleep 600` until the test cancels it.
 struct OtherRun {

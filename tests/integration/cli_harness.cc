@@ -324,4 +324,12 @@ std::string UniqueMarker(const std::string& prefix) {
   return prefix + "_" + std::to_string(::getpid()) + "_" + std::to_string(++counter);
 }
 
+int DeadPid() {
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) ::_exit(0);
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
+
 }  // namespace trtllm_run_test

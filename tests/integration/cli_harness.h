@@ -89,6 +89,9 @@ void KillProcessesWithMarker(const std::string& marker);
 // A marker unique to this test process and call: "<prefix>_<pid>_<counter>".
 std::string UniqueMarker(const std::string& prefix);
 
+// A pid that no process has now: a child that already exited and was reaped.
+int DeadPid();
+
 }  // namespace trtllm_run_test
 
 #endif  // TRTLLM_RUN_TESTS_INTEGRATION_CLI_HARNESS_H_

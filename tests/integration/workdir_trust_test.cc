@@ -64,15 +64,6 @@ class Victim {
   std::uint64_t start_time_ = 0;
 };
 
-// A pid that no process has now: a child that already exited and was reaped.
-int DeadPid() {
-  pid_t pid = ::fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) ::_exit(0);
-  ::waitpid(pid, nullptr, 0);
-  return pid;
-}
-
 // A work dir as trtllm-run writes one (job_spec.json), in a fresh temp dir.
 struct ForgedWorkDir {
   TempDir root{"trtllm_trust"};
