@@ -296,6 +296,23 @@ TEST_CASE("a marker without the token, mid-line or before a real failure is not 
   }
 }
 
+TEST_CASE("the silence reason quotes the program's last line, never the launcher's xtrace",
+          "[slurm_verdict]") {
+  // The custom-command script traces its `cd` to .err (set -x); read after .out it must
+  // not replace "loading the engine" (seen on the ASan CI run of the remote silence test).
+  CHECK(LastProgramLine({"0: loading the engine", "0: + cd /home/u/TensorRT-LLM", ""}) ==
+        "0: loading the engine");
+  CHECK(LastProgramLine({"loading", "++ x=1", "+ '[' 1 -le 1 ']'", "  \t"}) == "loading");
+  CHECK(LastProgramLine({"+ cd /x", "0: + rank=0"}).empty());
+  CHECK(LastProgramLine({}).empty());
+  // Lines that only look alike are the program's.
+  CHECK(LastProgramLine({"a", "+1 passed"}) == "+1 passed");
+  CHECK(LastProgramLine({"a", "0: +"}) == "0: +");
+  CHECK(LastProgramLine({"a", "x + y"}) == "x + y");
+  CHECK(LastProgramLine({"a", "12:+ b"}) == "12:+ b");
+  CHECK(LastProgramLine({"a", "12+ b"}) == "12+ b");
+}
+
 TEST_CASE("the job's own lines parse", "[slurm_verdict]") {
   std::optional<StepExitLine> step = ParseStepExitLine("[trtllm-run] step prepare: exit code 137");
   REQUIRE(step);

@@ -428,6 +428,30 @@ std::optional<int> LastEndMarker(const std::vector<std::string>& lines, std::str
   return std::nullopt;
 }
 
+namespace {
+
+// "+ x", "++ x", "0: + x" (srun -l labels the rank).
+bool IsShellTraceLine(std::string_view line) {
+  std::size_t pos = 0;
+  while (pos < line.size() && line[pos] == ' ') ++pos;
+  std::size_t digits = pos;
+  while (pos < line.size() && line[pos] >= '0' && line[pos] <= '9') ++pos;
+  pos = pos > digits && line.substr(pos, 2) == ": " ? pos + 2 : digits;
+  std::size_t pluses = pos;
+  while (pos < line.size() && line[pos] == '+') ++pos;
+  return pos > pluses && pos < line.size() && line[pos] == ' ';
+}
+
+}  // namespace
+
+std::string LastProgramLine(const std::vector<std::string>& tail) {
+  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
+    if (it->find_first_not_of(" \t\r") == std::string::npos || IsShellTraceLine(*it)) continue;
+    return *it;
+  }
+  return "";
+}
+
 std::optional<StepExitLine> ParseStepExitLine(std::string_view line) {
   static constexpr std::string_view kPrefix = "[trtllm-run] step ";
   static constexpr std::string_view kMiddle = ": exit code ";

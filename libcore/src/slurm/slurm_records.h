@@ -136,6 +136,11 @@ TRTLLM_RUN_API std::optional<int> ParseEndMarker(std::string_view line, std::str
 // The exit code of the LAST marker line with `token` among `lines`, or nullopt.
 TRTLLM_RUN_API std::optional<int> LastEndMarker(const std::vector<std::string>& lines,
                                                 std::string_view token);
+// The last line of `tail` a program printed, for "no output for Ns (last line: ...)": not
+// blank and not a shell trace line ("+ cd ...", "0: ++ x=1": the xtrace of the scripts that
+// launch it, which land in the .err file and can be read after the program's own last line
+// in the .out file was). "" when there is none.
+TRTLLM_RUN_API std::string LastProgramLine(const std::vector<std::string>& tail);
 // "[trtllm-run] step NAME: exit code N" -> {NAME, N}.
 struct StepExitLine {
   std::string step;

@@ -212,26 +212,19 @@ void SlurmWatcher::CheckTriggers(Clock::time_point now) {
   }
 }
 
-namespace {
-
-std::string LastLineWithText(const LogFollower& follower) {
-  std::vector<std::string> tail = follower.Tail();
-  for (auto it = tail.rbegin(); it != tail.rend(); ++it) {
-    if (it->find_first_not_of(" \t\r") != std::string::npos) return *it;
-  }
-  return "";
-}
-
-}  // namespace
-
 void SlurmWatcher::CheckSilence(Job* job, Clock::time_point now) {
   const int limit = job->spec.silence_timeout_seconds;
   if (limit <= 0) return;
   const std::uint64_t out_read = job->out->bytes_read();
   const std::uint64_t err_read = job->err ? job->err->bytes_read() : 0;
   if (out_read != job->out_read || err_read != job->err_read) {
-    // Every node's and step's output lands in these files (srun -l labels the ranks).
-    job->last_output_line = LastLineWithText(out_read != job->out_read ? *job->out : *job->err);
+    // Every node's and step's output lands in these files (srun -l labels the ranks). The
+    // program's last line: both files are read each poll, so which grew "last" says little;
+    // stdout's line wins a tie, and the launch scripts' xtrace in .err never counts.
+    std::string line;
+    if (out_read != job->out_read) line = LastProgramLine(job->out->Tail());
+    if (line.empty() && err_read != job->err_read) line = LastProgramLine(job->err->Tail());
+    if (!line.empty()) job->last_output_line = line;
     job->out_read = out_read;
     job->err_read = err_read;
     job->output_grew_at = now;
