@@ -14,28 +14,44 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 cmake/install_deps.sh "${node_packages[@]}"
 
+# The services the integration tests use start in the background while the code builds
+# (one after the other: each apt-installs what it lacks); the tests that need them wait for
+# them (wait_services). Stopped on exit when this script started them.
+services_log=$(mktemp "${TMPDIR:-/tmp}/trtllm_services.XXXXXX")
+services_started=$(mktemp "${TMPDIR:-/tmp}/trtllm_services_started.XXXXXX")
+(
+  for service in slurm sshd docker; do
+    [[ -x tests/services/$service.sh ]] || continue
+    if ! tests/services/"$service".sh status >/dev/null 2>&1; then
+      echo "== starting $service"
+      tests/services/"$service".sh ensure
+      echo "$service" >>"$services_started"
+    fi
+  done
+) >"$services_log" 2>&1 &
+services_pid=$!
+stop_services() {
+  wait "$services_pid" 2>/dev/null || true
+  while read -r service; do tests/services/"$service".sh stop || true; done <"$services_started"
+  rm -f "$services_log" "$services_started"
+}
+trap stop_services EXIT
+wait_services() {
+  local rc=0
+  wait "$services_pid" || rc=$?
+  cat "$services_log"
+  if [[ $rc != 0 ]]; then
+    echo "starting the test services failed (exit $rc)" >&2
+    exit 1
+  fi
+}
+
 echo "== format check (clang-format, .clang-format)"
 git ls-files -co --exclude-standard '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
 echo "== build ($build_dir)"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_RUN_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
-
-# The services the integration tests use: started here (and by ctest fixtures when
-# ctest runs alone), stopped on exit when this script started them.
-started=()
-stop_services() {
-  for service in "${started[@]}"; do tests/services/"$service".sh stop || true; done
-}
-trap stop_services EXIT
-for service in slurm sshd docker; do
-  [[ -x tests/services/$service.sh ]] || continue
-  if ! tests/services/"$service".sh status >/dev/null 2>&1; then
-    echo "== starting $service"
-    tests/services/"$service".sh ensure
-    started+=("$service")
-  fi
-done
 
 # The sanitizer stage (on unless TRTLLM_RUN_SANITIZERS=0): the whole suite again, built
 # with clang++ under AddressSanitizer (LeakSanitizer on) + UndefinedBehaviorSanitizer, plus
@@ -51,6 +67,7 @@ echo "== tests ($build_dir)"
 if [[ $sanitizers != 0 ]]; then
   ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900 -LE 'slurm|sshd|docker|fault'
 else
+  wait_services
   ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900
 fi
 
@@ -63,6 +80,7 @@ if [[ $sanitizers != 0 ]]; then
     -DTRTLLM_RUN_BUILD_FUZZERS=ON -DTRTLLM_RUN_FUZZ_SECONDS="${TRTLLM_RUN_FUZZ_SECONDS:-30}" \
     -DTRTLLM_RUN_WERROR=ON >/dev/null
   cmake --build "$asan_dir" -j"$(nproc)"
+  wait_services
   echo "== every test under ASan + UBSan, and fuzzing ($asan_dir)"
   ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     ctest --test-dir "$asan_dir" --output-on-failure -j2 --timeout 900
