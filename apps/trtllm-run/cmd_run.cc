@@ -94,7 +94,7 @@ int RunMain(int argc, char** argv) {
       "verdict's code: ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > "
       "CANCELLED 6")("max-parallel", po::value<int>()->default_value(32),
                      "--cases: cases in flight at once (Slurm jobs of one cluster share one "
-                     "watcher)")(
+                     "watcher; a job that printed its end line frees its place)")(
       "max-parallel-local", po::value<int>()->default_value(1),
       "--cases: of those, cases running on this host (local_direct, local_docker) at once")(
       "run-dir", po::value<std::string>()->value_name("DIR"),

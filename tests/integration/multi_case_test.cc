@@ -458,3 +458,40 @@ TEST_CASE("run --cases: a hang line then exit 0 is HANG_DETECTED on Slurm, every
     CHECK(Str(item["result"], "reason").find("hang detected") != std::string::npos);
   }
 }
+
+TEST_CASE("run --cases: a Slurm job's end line frees its --max-parallel place before the "
+          "controller confirms its end",
+          "[slurm][cli][multi]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_cases_place");
+  TempDir bin("trtllm_cases_place_bin");
+  // Every controller query takes 2 s longer: the confirmation of case 1's end comes well
+  // after its end line, and case 2 must not wait for it.
+  const std::string real_scontrol = Shell("command -v scontrol | tr -d '\\n'");
+  REQUIRE(!real_scontrol.empty());
+  WriteTextFile(bin.path() + "/scontrol",
+                "#!/bin/bash\ncase \"$*\" in *'show job'*) sleep 2 ;; esac\nexec " +
+                    real_scontrol + " \"$@\"\n");
+  ::chmod((bin.path() + "/scontrol").c_str(), 0755);
+  const std::string marker = UniqueMarker("place");
+  WriteTextFile(repo.path() + "/cases.yaml",
+                "cases:\n  - {name: " + marker + "_1, model_name: m, custom_cmd: 'sleep 2'}\n" +
+                    "  - {name: " + marker + "_2, model_name: m, custom_cmd: 'sleep 2'}\n");
+  CliOptions options;
+  options.args = SlurmArgs(repo.path(), repo.path() + "/cases.yaml");
+  options.args.insert(options.args.end(), {"--max-parallel", "1"});
+  options.env = {{"PATH", bin.path() + ":" + std::string(::getenv("PATH"))}};
+  options.timeout_seconds = 240;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  const std::string& err = run.stderr_text;
+  const std::size_t second_submitted = err.find("[case 2] [local_slurm] job: submitted job");
+  const std::size_t first_verdict = err.find("(case 1) " + marker + "_1: PASSED");
+  REQUIRE(second_submitted != std::string::npos);
+  REQUIRE(first_verdict != std::string::npos);
+  CHECK(second_submitted < first_verdict);
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  CHECK(Counts(combined) == std::map<std::string, int>{{"PASSED", 2}});
+}

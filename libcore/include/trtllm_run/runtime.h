@@ -4,6 +4,7 @@
 #ifndef TRTLLM_RUN_RUNTIME_H_
 #define TRTLLM_RUN_RUNTIME_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -46,6 +47,7 @@ struct RunOptions {
   // instead of a new executor's Execute(). It must be a session of the executor of the
   // case's scenario. Not owned.
   ExecutorSession* session = nullptr;
+  std::function<void()> job_ending;  // ExecContext::job_ending
 };
 
 // A case planned but not started: everything validated, nothing written.

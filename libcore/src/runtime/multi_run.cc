@@ -329,6 +329,9 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
   const std::size_t n = ctx.planned.size();
   enum class State { kPending, kRunning, kDone };
   std::vector<State> states(n, State::kPending);
+  // Cases whose job is ending (ExecContext::job_ending): their place went to the next case
+  // while their verdict waits for the controller.
+  std::vector<bool> place_freed(n, false);
   std::vector<Clock::time_point> case_started(n);
   std::mutex mu;
   std::condition_variable changed;
@@ -349,8 +352,10 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     if (job != outcome.result.details.end()) outcome.job_id = job->second;
     std::lock_guard<std::mutex> lock(mu);
     states[i] = State::kDone;
-    --running;
-    if (is_host_bound(outcome.scenario)) --running_local;
+    if (!place_freed[i]) {
+      --running;
+      if (is_host_bound(outcome.scenario)) --running_local;
+    }
     ++done;
     finished.push_back(i);
     progress << "trtllm-run: [" << done << "/" << n << "] " << outcome.entry.origin << " "
@@ -385,6 +390,14 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     run_options.progress = &case_progress;
     run_options.cancel = cancel;
     run_options.kill_grace_seconds = options.kill_grace_seconds;
+    run_options.job_ending = [&, i] {
+      std::lock_guard<std::mutex> lock(mu);
+      if (states[i] != State::kRunning || place_freed[i]) return;
+      place_freed[i] = true;
+      --running;
+      if (is_host_bound(run.cases[i].scenario)) --running_local;
+      changed.notify_all();
+    };
     auto session = ctx.sessions.find(plan.scenario);
     if (session != ctx.sessions.end()) run_options.session = session->second.session.get();
     return ctx.runtime.Execute(prepared.value(), run_options);

@@ -592,6 +592,7 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
     context.progress = options.progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
     context.slurm_password = planned.request.slurm_password;  // in memory only
+    context.job_ending = options.job_ending;
     Result<RunResult> executed = GuardPluginCall(ExecutorLabel(spec.scenario), "Execute()", [&] {
       return options.session ? options.session->Execute(spec, context)
                              : executor.value()->Execute(spec, context);

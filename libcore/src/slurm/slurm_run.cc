@@ -326,6 +326,7 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
   }
   Say(context, prefix, request.label + ": submitted job " + job_id + "; output " + job.out_path);
   job.end_marker_token = EndMarkerTokenOfScript(text.value());
+  job.on_ending = context.job_ending;
   job.success_patterns = request.success_patterns;
   job.failure_patterns = request.failure_patterns;
   job.monitor_timeout_seconds = request.monitor_timeout_seconds;

@@ -26,6 +26,7 @@ const char kLostContactLimitEnv[] = "TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT";
 using internal::Clock;
 using internal::Dur;
 using internal::kEndConfirmBatchSeconds;
+using internal::kFreeQueries;
 using internal::kTailLines;
 using internal::ReadRange;
 using internal::Seconds;
@@ -64,13 +65,17 @@ void SlurmWatcher::Add(const SlurmWatchJob& spec) {
   if (!spec.local_err.empty() && spec.local_err != spec.local_out) {
     job->err = std::make_unique<LogFollower>(spec.local_err, patterns, kTailLines);
   }
-  // The new job is asked about within min_query_interval. The backoff restarts only for
-  // the first job being watched: jobs that many threads submit one after another (run
-  // --cases) would otherwise keep the watcher at one query a second for as long as
-  // submissions trickle in.
-  if (active() == 0) interval_ = options_.min_query_interval;
+  // The new job is asked about within min_query_interval, in a bulk watch as soon as the
+  // query budget allows (ConfirmTime). The backoff restarts only for the first job being
+  // watched: jobs that many threads submit one after another (run --cases) would otherwise
+  // keep the watcher at one query a second for as long as submissions trickle in.
+  const bool first = active() == 0;
+  if (first) interval_ = options_.min_query_interval;
   jobs_.push_back(std::move(job));
-  next_query_ = std::min(next_query_, Clock::now() + Dur(options_.min_query_interval));
+  const Clock::time_point now = Clock::now();
+  Clock::time_point ask = now + Dur(options_.min_query_interval);
+  if (!first) ask = std::max(ask, ConfirmTime(now));
+  next_query_ = std::min(next_query_, ask);
   next_log_ = Clock::now();
 }
 
@@ -165,6 +170,10 @@ void SlurmWatcher::CheckTriggers(Clock::time_point now) {
   const std::size_t oom_end = kOomBegin + SlurmOomPatterns().size();
   for (auto& job : jobs_) {
     if (job->done) continue;
+    if (!job->running_since &&
+        (job->out->bytes_read() > 0 || (job->err && job->err->bytes_read() > 0))) {
+      job->running_since = now;
+    }
     CheckSilence(job.get(), now);
     const PatternMatch* hang = job->out->scanner().FindMatch(kHang);
     if (!hang && job->err) hang = job->err->scanner().FindMatch(kHang);
@@ -204,12 +213,19 @@ void SlurmWatcher::CheckTriggers(Clock::time_point now) {
         job->end_line = true;
         job->end_line_at = now;
         job->end_clean = code == 0 && !job->anomaly_seen;
+        ReportEnding(job.get());
         // One query confirms the end; end lines that arrive together share it.
         next_query_ = std::min(
             next_query_, job->end_clean ? ConfirmTime(now) : now + Dur(kEndConfirmBatchSeconds));
       }
     }
   }
+}
+
+void SlurmWatcher::ReportEnding(Job* job) {
+  if (job->ending_reported || job->done) return;
+  job->ending_reported = true;
+  if (job->spec.on_ending) job->spec.on_ending();
 }
 
 void SlurmWatcher::CheckSilence(Job* job, Clock::time_point now) {
@@ -288,11 +304,17 @@ Clock::time_point SlurmWatcher::ConfirmTime(Clock::time_point now) const {
   const Clock::time_point soon = now + Dur(kEndConfirmBatchSeconds);
   const double per_minute = options_.confirm_queries_per_job_minute;
   if (per_minute <= 0) return soon;
-  // Job-minutes watched so far, and how many jobs still add to them (those before their
-  // end line): a confirmation is brought forward only as far as the budget allows.
+  // The budget is earned by the jobs' run time (first output or RUNNING to the end line):
+  // every controller query so far is spent from it, and a confirmation is brought forward
+  // only as far as it allows. A job that ran 60 / per_minute seconds pays for its own.
   double job_seconds = 0;
-  int accruing = 0;
+  int accruing = 0;            // running jobs: they earn more while the confirmation waits
+  bool more_to_come = false;   // a job not yet running: it will need queries of its own
   for (const auto& job : jobs_) {
+    if (!job->running_since) {
+      if (!job->done && !job->end_line) more_to_come = true;
+      continue;
+    }
     Clock::time_point until = now;
     if (job->end_line_at) {
       until = *job->end_line_at;
@@ -301,12 +323,15 @@ Clock::time_point SlurmWatcher::ConfirmTime(Clock::time_point now) const {
     } else {
       ++accruing;
     }
-    job_seconds += std::max(0.0, Seconds(until - job->added));
+    job_seconds += std::max(0.0, Seconds(until - *job->running_since));
   }
   const double spent = client_->stats().controller_queries + 1;  // with the confirmation
-  const double allowed = 1 + per_minute * job_seconds / 60;      // one query is free
-  Clock::time_point latest = last_query_ + Dur(std::max(options_.max_confirm_wait, 0.0));
+  const double allowed = kFreeQueries + per_minute * job_seconds / 60;
   if (spent <= allowed) return soon;
+  // Nothing runs or waits to run: these are the watch's last verdicts, and holding them
+  // saves no query.
+  if (accruing == 0 && !more_to_come) return soon;
+  Clock::time_point latest = last_query_ + Dur(std::max(options_.max_confirm_wait, 0.0));
   if (accruing == 0) return std::max(soon, latest);
   double wait = (spent - allowed) * 60 / per_minute / accruing;
   return std::max(soon, std::min(now + Dur(wait), latest));
@@ -354,11 +379,13 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
       if (record.job_id != id) continue;
       job->record = record;
       job->terminal = IsTerminalSlurmState(record.state);
+      if (!job->running_since && record.state != "PENDING") job->running_since = now;
     }
     if (std::find(snapshot->unknown.begin(), snapshot->unknown.end(), id) !=
         snapshot->unknown.end()) {
       job->purged = true;
     }
+    if (job->terminal || job->purged) ReportEnding(job.get());
     CheckPending(job.get(), now);
     std::string shown = Describe(id);
     if (job->record && job->record->state == "RUNNING" && !job->record->node_list.empty()) {
@@ -387,6 +414,7 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
     next_query_ = now + Dur(interval_);
   }
   if (confirming) next_query_ = std::min(next_query_, ConfirmTime(now));
+
 }
 
 void SlurmWatcher::CheckPending(Job* job, Clock::time_point now) {

@@ -72,6 +72,10 @@ struct SlurmWatchJob {
   std::string scenario;
   std::string time_limit;
   bool echo_output = false;  // copy new output to SlurmWatchOptions::terminal
+  // Called once, on the watcher's thread, when the job is first known to be ending: its
+  // end line, or the controller reporting it ended (ExecContext::job_ending). Never after
+  // its verdict.
+  std::function<void()> on_ending;
 };
 
 TRTLLM_RUN_API extern const char kLostContactLimitEnv[];  // "TRTLLM_RUN_TEST_LOST_CONTACT_LIMIT"
@@ -87,11 +91,14 @@ struct SlurmWatchOptions {
   // confirms a clean end line ("exit code 0", no OOM/cancel line) is batched for every job
   // waiting. 0 (a single run): it is sent kEndConfirmBatchSeconds after the end line.
   // > 0 (bulk runs): confirmations ride on the watcher's own queries; one is brought
-  // forward only while the controller queries so far stay within this many per job-minute
-  // watched (counted from each job's Add() to its end line), and a confirmation waits at
-  // most max_confirm_wait seconds after the previous query.
+  // forward only while the controller queries so far (all of them, after two free ones)
+  // stay within this many per job-minute run (each job's first output or RUNNING to its
+  // end line). So a job that runs 60 / this many seconds pays for its own confirmation and
+  // shorter jobs share one: their verdicts wait for it, at most max_confirm_wait seconds
+  // after the previous query. Once nothing else runs or waits to run, at once. Jobs added
+  // to a busy watch are first asked about within the same budget.
   double confirm_queries_per_job_minute = 0;
-  double max_confirm_wait = 10;
+  double max_confirm_wait = 30;
   // Tests only: no scheduler query until this many seconds after the first end line
   // (before one appears: 10 times as long after the watch began).
   double first_query_delay = 0;
@@ -159,6 +166,8 @@ class TRTLLM_RUN_API SlurmWatcher {
   bool StreamUp() const;
   int StreamFd() const;
   void CheckTriggers(std::chrono::steady_clock::time_point now);
+  // Calls the job's on_ending, once.
+  void ReportEnding(Job* job);
   // Restarts the job's silence clock when its output grew (or it was first seen running),
   // and marks it for scancel once the clock passed silence_timeout_seconds.
   void CheckSilence(Job* job, std::chrono::steady_clock::time_point now);
@@ -179,7 +188,8 @@ class TRTLLM_RUN_API SlurmWatcher {
   RunResult VerdictOf(const Job& job, const SlurmJobEvidence& evidence,
                       std::chrono::steady_clock::time_point now) const;
   bool QueryDue(std::chrono::steady_clock::time_point now) const;
-  // When the query that confirms clean end lines may be sent (confirm_queries_per_job_minute).
+  // When a query the bulk budget paces may be sent (confirm_queries_per_job_minute): one
+  // that confirms clean end lines, or asks about a job added to a busy watch.
   std::chrono::steady_clock::time_point ConfirmTime(
       std::chrono::steady_clock::time_point now) const;
   std::chrono::steady_clock::time_point EarliestQuery() const;

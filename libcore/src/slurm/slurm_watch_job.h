@@ -33,6 +33,9 @@ constexpr std::size_t kHeadBytes = 64 * 1024;
 constexpr std::size_t kErrHeadBytes = 16 * 1024;
 constexpr int kMaxAccountingTries = 6;
 constexpr double kEndConfirmBatchSeconds = 0.2;  // gathers end lines that arrive together
+// Controller queries a bulk watch may send before its jobs' run time earned any (the first
+// look at the new jobs, and one confirmation).
+constexpr double kFreeQueries = 2;
 
 inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 inline Clock::duration Dur(double seconds) {
@@ -122,6 +125,10 @@ struct SlurmWatcher::Job {
   bool end_line = false;
   bool end_clean = false;
   std::optional<internal::Clock::time_point> end_line_at;
+  // When it was first seen running: its first output byte, or the controller saying so.
+  // Its run time (to its end line) is what earns confirmation queries (ConfirmTime).
+  std::optional<internal::Clock::time_point> running_since;
+  bool ending_reported = false;  // spec.on_ending was called
   bool anomaly_seen = false;  // a cancel or out-of-memory line
 
   // The silence clock: when the output last grew (unset until the job runs or prints),

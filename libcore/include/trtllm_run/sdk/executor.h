@@ -3,6 +3,7 @@
 #ifndef TRTLLM_RUN_SDK_EXECUTOR_H_
 #define TRTLLM_RUN_SDK_EXECUTOR_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -84,6 +85,12 @@ struct ExecContext {
   // never put it in an argv, a log, a job file or a result. Unset: the executor falls back
   // to $TRTLLM_RUN_SLURM_PASSWORD / $TRTLLM_RUN_SLURM_PASSWORD_FILE, else keys.
   std::optional<std::string> slurm_password;
+  // When set (`run --cases`): called at most once, on any thread, as soon as the job is
+  // known to be ending (its script printed its end line, or the scheduler reports it
+  // ended), before Execute() returns; the verdict still comes from Execute(), which may
+  // wait longer (a clean end is final only once the controller confirms it). run --cases
+  // frees the case's --max-parallel place then. Executors need not call it.
+  std::function<void()> job_ending;
 };
 
 // Many jobs of one executor run together (`trtllm-run run --cases`), sharing what can be

@@ -22,7 +22,8 @@
 //    fields (ssh_port, identity, ssh_option).
 // 8: CaseRequest/JobPlan/JobSpec silence_timeout.
 // 9: LaunchFacts/JobSpec command_prelude, CaseRequest test_db_gpu_count.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 9
+// 10: ExecContext::job_ending.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 10
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {
