@@ -3,7 +3,10 @@
 // cases (an unknown stage with near names, an empty render naming its keys, bad flags).
 #include <rapidjson/document.h>
 
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <string>
 
 #include "cli_harness.h"
@@ -57,6 +60,40 @@ TEST_CASE("plan --stage: keys, blocks, shards and waives, in text and JSON", "[s
   CHECK(doc["shards"][1]["tests"].Size() == 0);
   CHECK(doc["waived"].Size() == 0);
   CHECK_THAT(run.stderr_text, Catch::Contains("split 3 of 3 gets no test to run"));
+}
+
+TEST_CASE("plan --stage on a local scenario: this host's GPUs (nvidia-smi) give the keys",
+          "[stage][cli]") {
+  // A stand-in nvidia-smi printing an HGX B200's 8 GPUs (tests/fixtures/nvidia-smi).
+  TempDir bin("trtllm_run_stage_smi");
+  const std::string smi = bin.path() + "/nvidia-smi";
+  WriteTextFile(smi, "#!/bin/sh\ncat '" + std::string(TRTLLM_RUN_SOURCE_DIR) +
+                         "/tests/fixtures/nvidia-smi/b200_8gpu.txt'\n");
+  REQUIRE(::chmod(smi.c_str(), 0755) == 0);
+  CliOptions options;
+  options.args = {"plan",       "--repo-root",  Fixture(), "--stage", "DGX_B200-4_GPUs-PyTorch-1",
+                  "--scenario", "local_direct", "--json"};
+  options.env = {{"PATH", bin.path() + ":" + std::getenv("PATH")}};
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  rapidjson::Document doc;
+  doc.Parse(run.stdout_text.c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  CHECK(std::string(doc["match_keys"]["gpu"].GetString()) == "B200");
+  CHECK(std::string(doc["match_keys"]["system_gpu_count"].GetString()) == "8");
+  CHECK(run.stderr_text.find("come from the stage") == std::string::npos);
+  // 8 GPUs: only the block with `gte: 4` and no upper bound matches.
+  CHECK_THAT(run.stderr_text, Catch::Contains("block 1 (l0_dgx_b200.yml:4, 8 tests): not matched: "
+                                              "system_gpu_count=8 not in [4, 4]"));
+  CHECK_THAT(run.stderr_text, Catch::Contains("block 2 (l0_dgx_b200.yml:27, 3 tests): matched"));
+
+  // Without nvidia-smi the plan says where the keys came from.
+  options.env = {{"PATH", "/usr/bin:/bin"}};
+  run = RunCli(options);
+  REQUIRE(run.exit_code == 0);
+  CHECK_THAT(run.stderr_text, Catch::Contains("--scenario local_direct: nvidia-smi finds no GPU"));
+  CHECK_THAT(run.stderr_text, Catch::Contains("come from the stage's name"));
 }
 
 TEST_CASE("plan --stage: bad input is exit 2 with what, where and what is valid", "[stage][cli]") {
