@@ -145,6 +145,14 @@ Result<std::vector<Check>> Evaluate(const YAML::Node& condition, const std::stri
 
 }  // namespace
 
+std::string TestListKey(const TestListLine& line) {
+  TestListLine key;
+  key.id = line.id;
+  key.k_expr = line.k_expr;
+  key.m_expr = line.m_expr;
+  return FormatTestListLine(key);
+}
+
 std::string KeysText(const std::map<std::string, std::string>& keys) {
   std::string text;
   for (const auto& [key, value] : keys) text += (text.empty() ? "" : ", ") + key + "=" + value;
@@ -232,11 +240,7 @@ Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text, const std::str
                                     forms);
       }
       TestListLine list_line = std::move(*parsed.value());
-      TestListLine key_line;
-      key_line.id = list_line.id;
-      key_line.k_expr = list_line.k_expr;
-      key_line.m_expr = list_line.m_expr;
-      const std::string key = FormatTestListLine(key_line);
+      const std::string key = TestListKey(list_line);
       if (!listed.insert(key).second) {
         rendered.warnings.push_back(test_where + ": " + EscapeControl(key) +
                                     " is listed again by a matched block: it runs once");

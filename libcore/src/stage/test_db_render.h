@@ -42,6 +42,10 @@ TRTLLM_RUN_API Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text,
                                                    const std::string& context,
                                                    const std::map<std::string, std::string>& keys);
 
+// A list line without its full: prefix and markers, selectors kept, in the list's
+// spelling: `unittest/x.py -k "a"`. Two lines name the same test when their keys are equal.
+TRTLLM_RUN_API std::string TestListKey(const TestListLine& line);
+
 // "a=1, b=x": the keys in one line, for messages.
 TRTLLM_RUN_API std::string KeysText(const std::map<std::string, std::string>& keys);
 
