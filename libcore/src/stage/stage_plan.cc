@@ -63,13 +63,6 @@ bool IsContextName(const std::string& name) {
          });
 }
 
-// The pytest node id CI collects for a list line: unittests run wrapped in
-// test_unittests.py::test_unittests_v2[...], as test_list_parser.py converts them.
-std::string NodeId(const TestListLine& line) {
-  const std::string key = TestListKey(line);
-  return line.IsUnittest() ? "test_unittests.py::test_unittests_v2[" + key + "]" : key;
-}
-
 // The entries of `stage`: itself, else its family ("<stage>-<N>"). kInvalidInput naming
 // near names when there is none.
 Result<std::vector<StageEntry>> FindStage(const std::vector<StageEntry>& table,
@@ -337,7 +330,7 @@ Result<StagePlan> PlanStage(const StageRequest& request) {
                             "pytest-split does without durations");
   }
   std::vector<std::string> node_ids;
-  for (const RenderedTest& test : rendered->tests) node_ids.push_back(NodeId(test.line));
+  for (const RenderedTest& test : rendered->tests) node_ids.push_back(test.node_id);
   std::vector<double> seconds;
   const std::vector<SplitGroup> groups =
       LeastDurationSplit(node_ids, durations, plan.split_count, &seconds);

@@ -145,6 +145,20 @@ Result<std::vector<Check>> Evaluate(const YAML::Node& condition, const std::stri
 
 }  // namespace
 
+std::string CiNodeId(std::string_view line_text) {
+  std::string_view text = Trim(line_text);
+  std::size_t end = text.size();
+  for (const char* marker : {" XFAIL", " SKIP", " UNSTABLE", " TIMEOUT", " ISOLATION"}) {
+    end = std::min(end, text.find(marker));
+  }
+  std::string id(Trim(text.substr(0, end)));
+  if (id.rfind("full:", 0) == 0 && id.find('/') != std::string::npos) {
+    id = id.substr(id.find('/') + 1);
+  }
+  if (id.rfind("unittest/", 0) == 0) id = "test_unittests.py::test_unittests_v2[" + id + "]";
+  return id;
+}
+
 std::string TestListKey(const TestListLine& line) {
   TestListLine key;
   key.id = line.id;
@@ -246,7 +260,7 @@ Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text, const std::str
                                     " is listed again by a matched block: it runs once");
         continue;
       }
-      rendered.tests.push_back({std::move(list_line), test_where});
+      rendered.tests.push_back({std::move(list_line), test_where, CiNodeId(test.Scalar())});
     }
   }
   return rendered;
