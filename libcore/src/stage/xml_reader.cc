@@ -101,7 +101,7 @@ class Reader {
     }
     if (!open.empty()) {
       return Error("the document ends inside <" + open.back()->name +
-                  "> (a truncated file: was the writer killed?)");
+                   "> (a truncated file: was the writer killed?)");
     }
     if (!root) return Error("no root element");
     return Result<std::unique_ptr<Element>>(std::move(root));
