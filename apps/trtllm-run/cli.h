@@ -38,6 +38,8 @@ int CasesDirStatus(const std::string& dir, bool json);
 int CasesDirAttach(const std::string& dir, bool json, double poll);
 int CasesDirCancel(const std::string& dir, double wait, int kill_grace);
 int PlanCasesMain(const po::variables_map& vm, const CaseRequest& shared);
+// `plan --stage NAME` / `plan --test-db CONTEXT` (cmd_plan_stage.cc).
+int PlanStageMain(const po::variables_map& vm, const CaseRequest& shared);
 
 // Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
 // bad input and unknown names, 3 otherwise). With JSON errors on (--json), stdout also

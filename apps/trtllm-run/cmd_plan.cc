@@ -57,6 +57,22 @@ int PlanMain(int argc, char** argv) {
       "cases with warnings marked !), then each case's notes and warnings; with --json, every "
       "case's plan as JSON. Nothing is written or submitted; every problem of every case is "
       "reported at once (exit 2)")(
+      "stage", po::value<std::string>()->value_name("NAME"),
+      "plan a TensorRT-LLM CI stage of the checkout's jenkins/L0_Test.groovy as CI runs it "
+      "(a family name without its -N suffix: every split): the match keys from the name, "
+      "the test-db rendered with them and which blocks matched and why, waives.txt's SKIPs, "
+      "the least_duration shards over .test_durations. Nothing is written or submitted")(
+      "test-db", po::value<std::string>()->value_name("CONTEXT"),
+      "with --stage or alone: render tests/integration/test_lists/test-db/CONTEXT.yml, "
+      "skipping the stage table")(
+      "match", po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
+      "with --stage/--test-db: set a match key (gpu, system_gpu_count, stage, backend, ...) "
+      "over what the stage name gives; repeatable")(
+      "waives", po::value<std::string>()->value_name("FILE"),
+      "with --stage/--test-db: the waives list (default: the checkout's "
+      "tests/integration/test_lists/waives.txt)")(
+      "splits", po::value<int>()->value_name("N"),
+      "with --stage/--test-db: split the tests N ways instead of the stage's split count")(
       "json", po::bool_switch(),
       "print the plan as JSON on stdout (work dir, scenario, notes, job_spec; with --cases: "
       "every case's plan); the summary then goes to stderr");
@@ -72,6 +88,15 @@ int PlanMain(int argc, char** argv) {
       return UsageError("plan", "give --slurm-env or --slurm-env-file, not both");
     }
     request.value().slurm_env_file = vm["slurm-env"].as<std::string>();
+  }
+  if (vm.count("stage") || vm.count("test-db")) {
+    if (vm.count("cases")) return UsageError("plan", "give --stage or --cases, not both");
+    return PlanStageMain(vm, request.value());
+  }
+  for (const char* flag : {"match", "waives", "splits"}) {
+    if (vm.count(flag)) {
+      return UsageError("plan", std::string("--") + flag + " goes with --stage or --test-db");
+    }
   }
   if (vm.count("cases")) return PlanCasesMain(vm, request.value());
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);

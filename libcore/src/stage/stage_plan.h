@@ -17,7 +17,10 @@
 namespace trtllm_run {
 
 struct StageTest {
-  std::string id;  // test id as in the list, e.g. "accuracy/test_llm_api.py::TestX::test_y[a]"
+  // The list line without its prefix and markers, selectors kept, as pytest is given it:
+  // "accuracy/test_llm_api.py::TestX::test_y[a]", `unittest/x.py -k "a and b"`
+  // (ParseTestListLine reads it back).
+  std::string id;
   bool isolation = false;                    // ISOLATION: its own pytest process
   double expected_seconds = 0;               // from .test_durations, or the mean of the known
   std::optional<std::string> waived_reason;  // set when waived: SKIPPED, never submitted
@@ -35,12 +38,13 @@ struct StagePlan {
   std::string test_db_context;  // the YAML's name without .yml
   int split_count = 1;
   std::vector<int> splits;  // which splits this run covers, 1-based, ascending
-  int gpu_count = 0;        // per node, from the stage table (0 when --test-db skipped it)
+  int gpu_count = 0;  // the stage table's GPU count: all nodes together (8 for 8_GPUs-2_Nodes);
+                      // 0 when --test-db skipped the table
   int node_count = 1;
-  std::map<std::string, std::string> match_keys;  // stage, backend, orchestrator, gpu, ...
+  std::map<std::string, std::string> match_keys;      // stage, backend, orchestrator, gpu, ...
   std::vector<std::string> matched_blocks_explained;  // one line per block, matched or not
-  std::vector<StageShard> shards;  // one per covered split, in `splits` order
-  std::vector<StageTest> waived;   // rendered tests that waives.txt turns into SKIP
+  std::vector<StageShard> shards;                     // one per covered split, in `splits` order
+  std::vector<StageTest> waived;  // rendered tests that waives.txt turns into SKIP
   std::vector<std::string> warnings;
 };
 
@@ -49,15 +53,15 @@ struct StageRequest {
   // A stage name ("DGX_B200-4_GPUs-PyTorch-1") or a family without its split suffix
   // ("DGX_B200-4_GPUs-PyTorch": every split). May be empty when test_db_context is given.
   std::string stage;
-  std::optional<std::string> test_db_context;   // --test-db: skips the stage table
-  std::map<std::string, std::string> match;     // --match key=value: overrides any key
-  std::optional<std::string> waives_file;       // --waives; default: the checkout's waives.txt
-  std::optional<std::string> durations_file;    // default: tests/integration/defs/.test_durations
-  std::optional<int> splits;                    // --splits N: overrides the split count
+  std::optional<std::string> test_db_context;  // --test-db: skips the stage table
+  std::map<std::string, std::string> match;    // --match key=value: overrides any key
+  std::optional<std::string> waives_file;      // --waives; default: the checkout's waives.txt
+  std::optional<std::string> durations_file;   // default: tests/integration/defs/.test_durations
+  std::optional<int> splits;                   // --splits N: overrides the split count
   // Facts of the target the caller probed (GRES and nodes on Slurm, nvidia-smi locally).
   // --match gpu= / system_gpu_count= win over these; the stage table's gpu count is used
   // for system_gpu_count when neither gives one.
-  std::optional<std::string> target_gpu;            // e.g. "B200" (lower-cased for matching)
+  std::optional<std::string> target_gpu;  // e.g. "B200" (wildcards match case-insensitively)
   std::optional<int> target_system_gpu_count;
 };
 

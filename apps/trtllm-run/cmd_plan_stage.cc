@@ -1,0 +1,170 @@
+// `trtllm-run plan --stage NAME`: a TensorRT-LLM CI stage planned as its CI does (the
+// stage table, the keys, the rendered test-db, waives, least_duration shards), printed;
+// nothing is written or submitted.
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "cli.h"
+#include "stage/stage_plan.h"
+#include "stage/test_db_render.h"
+#include "trtllm_run/sdk/text.h"
+
+namespace trtllm_run::cli {
+namespace {
+
+std::string Secs(double seconds) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(seconds < 10 ? 1 : 0) << seconds << " s";
+  return out.str();
+}
+
+std::string SplitsText(const StagePlan& plan) {
+  if (plan.splits.size() == 1) {
+    return "split " + std::to_string(plan.splits[0]) + " of " + std::to_string(plan.split_count);
+  }
+  return "splits " + std::to_string(plan.splits.front()) + "-" +
+         std::to_string(plan.splits.back()) + " of " + std::to_string(plan.split_count);
+}
+
+std::string Text(const StagePlan& plan) {
+  std::ostringstream out;
+  out << "stage " << (plan.stage_name.empty() ? "-" : EscapeControl(plan.stage_name))
+      << ": test-db " << plan.test_db_context << ", " << SplitsText(plan);
+  if (plan.gpu_count > 0) {
+    out << ", " << plan.gpu_count << " GPU" << (plan.gpu_count == 1 ? "" : "s") << " on "
+        << plan.node_count << " node" << (plan.node_count == 1 ? "" : "s");
+  }
+  out << "\nkeys: " << EscapeControl(KeysText(plan.match_keys)) << "\nblocks:\n";
+  for (const std::string& line : plan.matched_blocks_explained) out << "  " << line << "\n";
+  for (const StageShard& shard : plan.shards) {
+    out << "shard " << shard.split_id << "/" << plan.split_count << ": " << shard.tests.size()
+        << (shard.tests.size() == 1 ? " test" : " tests") << ", " << Secs(shard.expected_seconds)
+        << " expected\n";
+    for (const StageTest& test : shard.tests) {
+      out << "  " << EscapeControl(test.id) << "  " << Secs(test.expected_seconds);
+      if (test.timeout_seconds) out << "  TIMEOUT " << test.timeout_seconds / 60 << " min";
+      if (test.isolation) out << "  ISOLATION";
+      out << "\n";
+    }
+  }
+  if (!plan.waived.empty()) {
+    out << "waived (" << plan.waived.size() << ", SKIPPED, not submitted):\n";
+    for (const StageTest& test : plan.waived) {
+      out << "  " << EscapeControl(test.id) << "  (" << EscapeControl(*test.waived_reason) << ")\n";
+    }
+  }
+  for (const std::string& warning : plan.warnings) out << "warning: " << warning << "\n";
+  return out.str();
+}
+
+std::string Json(const StagePlan& plan) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
+  w.SetIndent(' ', 2);
+  auto str = [&](const std::string& value) {
+    w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+  };
+  auto strings = [&](const char* key, const std::vector<std::string>& values) {
+    w.Key(key);
+    w.StartArray();
+    for (const std::string& value : values) str(value);
+    w.EndArray();
+  };
+  auto test_object = [&](const StageTest& test) {
+    w.StartObject();
+    w.Key("id");
+    str(test.id);
+    w.Key("isolation");
+    w.Bool(test.isolation);
+    w.Key("expected_seconds");
+    w.Double(test.expected_seconds);
+    w.Key("timeout_seconds");
+    w.Int(test.timeout_seconds);
+    if (test.waived_reason) {
+      w.Key("waived_reason");
+      str(*test.waived_reason);
+    }
+    w.EndObject();
+  };
+  w.StartObject();
+  w.Key("stage_name");
+  str(plan.stage_name);
+  w.Key("test_db_context");
+  str(plan.test_db_context);
+  w.Key("split_count");
+  w.Int(plan.split_count);
+  w.Key("splits");
+  w.StartArray();
+  for (int split : plan.splits) w.Int(split);
+  w.EndArray();
+  w.Key("gpu_count");
+  w.Int(plan.gpu_count);
+  w.Key("node_count");
+  w.Int(plan.node_count);
+  w.Key("match_keys");
+  w.StartObject();
+  for (const auto& [key, value] : plan.match_keys) {
+    w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
+    str(value);
+  }
+  w.EndObject();
+  strings("matched_blocks_explained", plan.matched_blocks_explained);
+  w.Key("shards");
+  w.StartArray();
+  for (const StageShard& shard : plan.shards) {
+    w.StartObject();
+    w.Key("split_id");
+    w.Int(shard.split_id);
+    w.Key("expected_seconds");
+    w.Double(shard.expected_seconds);
+    w.Key("tests");
+    w.StartArray();
+    for (const StageTest& test : shard.tests) test_object(test);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("waived");
+  w.StartArray();
+  for (const StageTest& test : plan.waived) test_object(test);
+  w.EndArray();
+  strings("warnings", plan.warnings);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
+}
+
+}  // namespace
+
+int PlanStageMain(const po::variables_map& vm, const CaseRequest& shared) {
+  StageRequest request;
+  if (vm.count("stage")) request.stage = vm["stage"].as<std::string>();
+  if (vm.count("test-db")) request.test_db_context = vm["test-db"].as<std::string>();
+  if (vm.count("waives")) request.waives_file = vm["waives"].as<std::string>();
+  if (vm.count("splits")) request.splits = vm["splits"].as<int>();
+  if (shared.repo_root) request.repo_root = *shared.repo_root;
+  if (vm.count("match")) {
+    for (const std::string& pair : vm["match"].as<std::vector<std::string>>()) {
+      const std::size_t equals = pair.find('=');
+      if (equals == std::string::npos || equals == 0) {
+        return UsageError("plan", "--match '" + EscapeControl(pair) + "' is not key=value",
+                          "e.g. --match system_gpu_count=4 --match gpu=b200");
+      }
+      request.match[pair.substr(0, equals)] = pair.substr(equals + 1);
+    }
+  }
+  Result<StagePlan> plan = PlanStage(request);
+  if (!plan.ok()) return Fail("plan", plan.status());
+  if (vm["json"].as<bool>()) {
+    std::cerr << Text(plan.value()) << std::flush;
+    std::cout << Json(plan.value()) << std::flush;
+  } else {
+    std::cout << Text(plan.value()) << std::flush;
+  }
+  return kExitPassed;
+}
+
+}  // namespace trtllm_run::cli
