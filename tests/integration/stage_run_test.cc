@@ -39,8 +39,10 @@ StageTest Test(const std::string& name, bool isolation = false, int timeout_seco
 // The fixture checkout: tests/integration/defs holds the shapes file.
 void MakeRepo(const std::string& repo) {
   fs::create_directories(repo + "/tests/integration/defs");
-  fs::copy_file(SourceDir() + "/tests/fixtures/stage_run/defs/test_stage_shapes.py",
-                repo + "/tests/integration/defs/test_stage_shapes.py");
+  for (const char* file : {"test_stage_shapes.py", "test_selected.py"}) {
+    fs::copy_file(SourceDir() + "/tests/fixtures/stage_run/defs/" + file,
+                  repo + "/tests/integration/defs/" + file);
+  }
 }
 
 // Three splits: every outcome, an ISOLATION test, a per-test TIMEOUT, a crash that leaves
@@ -61,6 +63,10 @@ StagePlan ThreeSplitPlan(const std::string& name) {
   three.tests = {Test("test_crash"), Test("test_after_crash"),
                  Test("TestIsolated::test_iso[small]", true),
                  Test("TestIsolated::test_iso[large.1]", true)};
+  // A line with a selector: its own pytest, reported as the test it selected.
+  StageTest selected;
+  selected.id = "test_selected.py -k \"one\"";
+  three.tests.push_back(selected);
   plan.shards = {one, two, three};
   StageTest waived = Test("test_waived");
   waived.waived_reason = "https://nvbugs/5555";
@@ -82,7 +88,15 @@ void CheckStageOutcome(const trtllm_run::StageRunResult& result) {
     CHECK(by_id.count(test.id) == 0);  // every test once
     by_id[test.id] = &test;
   }
-  REQUIRE(by_id.size() == 12);
+  REQUIRE(by_id.size() == 13);
+  // The selector line became the one test it selected; test_two was deselected.
+  CHECK(by_id.count("test_selected.py::test_one") == 1);
+  CHECK(by_id.count("test_selected.py::test_two") == 0);
+  CHECK(by_id.count("test_selected.py -k \"one\"") == 0);
+  if (by_id.count("test_selected.py::test_one")) {
+    CHECK(trtllm_run::stage::VerdictOf(*by_id["test_selected.py::test_one"]) ==
+          trtllm_run::stage::StageTestVerdict::kPassed);
+  }
   auto verdict = [&](const std::string& name) {
     REQUIRE(by_id.count(kFile + name));
     return std::string(trtllm_run::stage::StageTestVerdictName(
@@ -119,8 +133,8 @@ void CheckStageOutcome(const trtllm_run::StageRunResult& result) {
   CHECK(verdict("test_waived") == "waived");
   CHECK(attempts("test_waived") == 0);
 
-  CHECK(result.counts.total == 12);
-  CHECK(result.counts.passed == 7);
+  CHECK(result.counts.total == 13);
+  CHECK(result.counts.passed == 8);
   CHECK(result.counts.flaky == 2);
   CHECK(result.counts.failed == 3);
   CHECK(result.counts.skipped == 1);
@@ -129,7 +143,7 @@ void CheckStageOutcome(const trtllm_run::StageRunResult& result) {
   // The merged JUnit: one suite named after the stage, every test once, the flakes marked.
   auto merged = trtllm_run::stage::ReadJUnitFile(result.junit_path);
   REQUIRE(merged.ok());
-  CHECK(merged->size() == 12);
+  CHECK(merged->size() == 13);
   std::string xml = ReadTextFile(result.junit_path);
   CHECK(xml.find("<testsuite name=\"" + result.stage_name + "\"") != std::string::npos);
   std::size_t flaky_failures = 0;
@@ -152,7 +166,7 @@ void CheckStageOutcome(const trtllm_run::StageRunResult& result) {
   CHECK(Str(doc, "status") == "FAILED");
   CHECK(doc["counts"]["flaky"].GetInt() == 2);
   CHECK(doc["counts"]["waived"].GetInt() == 1);
-  REQUIRE(doc["tests"].Size() == 12);
+  REQUIRE(doc["tests"].Size() == 13);
   for (const auto& test : doc["tests"].GetArray()) {
     if (Str(test, "id") == std::string(kFile) + "test_fail_always") {
       CHECK(test["reruns"].GetInt() == 2);

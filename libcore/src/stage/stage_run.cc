@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "commands/test_list_line.h"
 #include "model/json_util.h"
 #include "runtime/dir_util.h"
 #include "stage/rerun_policy.h"
@@ -61,7 +62,10 @@ def pytest_collection_modifyitems(config, items):
 
 // One pytest process of a shard's job.
 struct PytestProcess {
-  std::vector<std::string> test_ids;
+  std::vector<std::string> test_ids;     // the list lines it runs (StageTest::id)
+  std::vector<std::string> pytest_args;  // how pytest is given them: ids, -k/-m EXPR
+  std::vector<std::string> node_ids;     // each line's pytest id (selectors dropped)
+  bool from_tests_dir = false;           // unittest/ ids run from tests/, as CI does
   std::string junit_path;
   std::string progress_path;
 };
@@ -108,18 +112,18 @@ bool NeedsRerun(const StageTestResult& test) {
 
 }  // namespace
 
-std::string PytestCommand(const std::string& python, const std::string& defs_dir,
-                          const std::vector<std::string>& test_ids, const std::string& junit_path,
-                          const std::string& plugin_dir, const std::string& progress_path,
-                          const std::string& timeouts_path) {
+std::string PytestCommand(const std::string& python, const std::string& dir,
+                          const std::vector<std::string>& pytest_args,
+                          const std::string& junit_path, const std::string& plugin_dir,
+                          const std::string& progress_path, const std::string& timeouts_path) {
   std::string command =
-      "(cd " + ShellQuote(defs_dir) + " && PYTHONPATH=" + ShellQuote(plugin_dir) +
+      "(cd " + ShellQuote(dir) + " && PYTHONPATH=" + ShellQuote(plugin_dir) +
       "${PYTHONPATH:+:$PYTHONPATH} TRTLLM_STAGE_PROGRESS=" + ShellQuote(progress_path) +
       " TRTLLM_STAGE_TIMEOUTS=" + ShellQuote(timeouts_path) + " " + ShellQuote(python) +
       " -m pytest -v -p no:cacheprovider -p trtllm_stage_progress --rootdir=. "
       "--junitxml=" +
       ShellQuote(junit_path);
-  for (const std::string& id : test_ids) command += " " + ShellQuote(id);
+  for (const std::string& arg : pytest_args) command += " " + ShellQuote(arg);
   return command + ")";
 }
 
@@ -137,13 +141,33 @@ std::vector<ShardJob> JobsOfRound(const std::map<int, std::vector<const StageTes
     std::vector<PytestProcess> isolated;
     for (const StageTest* test : tests) {
       job.test_ids.push_back(test->id);
-      if (test->isolation) {
-        PytestProcess own;
-        own.test_ids.push_back(test->id);
-        isolated.push_back(own);
+      // The line's grammar (commands/test_list_line.h): -k/-m apply to a whole pytest, so
+      // a line with them runs alone; so does a unittest/ id (run from tests/).
+      std::string node_id = test->id;
+      std::vector<std::string> args;
+      bool alone = test->isolation;
+      bool unittest = false;
+      auto line = ParseTestListLine(test->id);
+      if (line.ok() && line->has_value()) {
+        const TestListLine& parsed = **line;
+        node_id = parsed.id;
+        args.push_back(parsed.id);
+        if (parsed.k_expr) args.insert(args.end(), {"-k", *parsed.k_expr});
+        if (parsed.m_expr) args.insert(args.end(), {"-m", *parsed.m_expr});
+        unittest = parsed.IsUnittest();
+        alone = alone || parsed.k_expr || parsed.m_expr || unittest;
       } else {
-        shared.test_ids.push_back(test->id);
+        args.push_back(test->id);
       }
+      PytestProcess* into = &shared;
+      if (alone) {
+        isolated.emplace_back();
+        into = &isolated.back();
+        into->from_tests_dir = unittest;
+      }
+      into->test_ids.push_back(test->id);
+      into->node_ids.push_back(node_id);
+      into->pytest_args.insert(into->pytest_args.end(), args.begin(), args.end());
     }
     if (!shared.test_ids.empty()) job.processes.push_back(shared);
     for (PytestProcess& own : isolated) job.processes.push_back(own);
@@ -162,11 +186,12 @@ CaseEntry CaseOfJob(const ShardJob& job, int round, const StagePlan& plan,
                     const StageRunOptions& options, const std::string& run_dir) {
   const std::string repo_root = options.shared.repo_root.value_or(".");
   const std::string defs = (fs::path(repo_root) / "tests" / "integration" / "defs").string();
+  const std::string tests_dir = (fs::path(repo_root) / "tests").string();
   std::string script = "rc=0\n";
   for (const PytestProcess& process : job.processes) {
-    script += PytestCommand(options.python, defs, process.test_ids, process.junit_path,
-                            run_dir + "/pytest_plugin", process.progress_path,
-                            run_dir + "/timeouts.json") +
+    script += PytestCommand(options.python, process.from_tests_dir ? tests_dir : defs,
+                            process.pytest_args, process.junit_path, run_dir + "/pytest_plugin",
+                            process.progress_path, run_dir + "/timeouts.json") +
               " || rc=$?\n";
   }
   script += "exit $rc\n";
@@ -208,8 +233,6 @@ void CollectRound(const std::vector<ShardJob>& jobs, const MultiRunResult& multi
       }
     }
     for (const PytestProcess& process : job.processes) {
-      std::set<std::string> before;
-      for (const std::string& id : process.test_ids) before.insert(id);
       std::vector<std::size_t> attempts_before(tests->size());
       for (std::size_t i = 0; i < tests->size(); ++i) {
         attempts_before[i] = (*tests)[i].attempts.size();
@@ -217,11 +240,22 @@ void CollectRound(const std::vector<ShardJob>& jobs, const MultiRunResult& multi
       auto cases = stage::ReadJUnitFile(process.junit_path);
       if (cases.ok()) {
         // Only this process's tests (and tests its file ids expanded to) take attempts.
+        // Matched by the id pytest was given (a line's selectors dropped), then named by
+        // the line again.
         std::vector<StageTestResult> own;
-        for (const std::string& id : process.test_ids) own.push_back((*tests)[index_of[id]]);
+        std::map<std::string, std::string> line_of_node;
+        for (std::size_t i = 0; i < process.test_ids.size(); ++i) {
+          own.push_back((*tests)[index_of[process.test_ids[i]]]);
+          own.back().id = process.node_ids[i];
+          line_of_node[process.node_ids[i]] = process.test_ids[i];
+        }
         stage::AddAttempts(*cases, job.split_id, &own);
         std::set<std::string> kept;
-        for (const StageTestResult& result : own) kept.insert(result.id);
+        for (StageTestResult& result : own) {
+          auto line = line_of_node.find(result.id);
+          if (line != line_of_node.end()) result.id = line->second;
+          kept.insert(result.id);
+        }
         for (const std::string& id : process.test_ids) {
           if (!kept.count(id)) expanded->insert(id);  // a file id: its tests came one by one
         }
@@ -239,11 +273,19 @@ void CollectRound(const std::vector<ShardJob>& jobs, const MultiRunResult& multi
       }
       std::set<std::string> started, finished;
       ReadProgress(process.progress_path, &started, &finished);
-      for (const std::string& id : process.test_ids) {
+      bool any_unfinished = false;
+      for (const std::string& node : started) any_unfinished |= finished.count(node) == 0;
+      for (std::size_t i = 0; i < process.test_ids.size(); ++i) {
+        const std::string& id = process.test_ids[i];
+        const std::string& node = process.node_ids[i];
         if (expanded->count(id)) continue;
         StageTestResult& test = (*tests)[index_of[id]];
         if (test.attempts.size() > attempts_before[index_of[id]]) continue;  // has a result
-        if (started.count(id) && !finished.count(id)) {
+        // A process of one line (ISOLATION, selectors) runs only its tests: any of them
+        // left running makes the line unfinished.
+        bool was_running = (started.count(node) && !finished.count(node)) ||
+                           (process.test_ids.size() == 1 && any_unfinished);
+        if (was_running) {
           (*unfinished)[id] = true;
           stage::TestAttempt attempt;
           attempt.outcome = JUnitOutcome::kError;

@@ -73,10 +73,11 @@ struct StageRunResult {
 };
 
 // The shell command of one pytest process in a shard's job (exposed for the tests):
-// cd into `defs_dir`, run `python` -m pytest -v on `test_ids` with --junitxml=`junit_path`,
-// the progress plugin from `plugin_dir` writing `progress_path`; every word quoted.
-TRTLLM_RUN_API std::string PytestCommand(const std::string& python, const std::string& defs_dir,
-                                         const std::vector<std::string>& test_ids,
+// cd into `dir` (tests/integration/defs; tests/ for unittest/ ids), run `python` -m pytest
+// -v with `pytest_args` (ids, -k/-m EXPR) and --junitxml=`junit_path`, the progress plugin
+// from `plugin_dir` writing `progress_path`; every word quoted.
+TRTLLM_RUN_API std::string PytestCommand(const std::string& python, const std::string& dir,
+                                         const std::vector<std::string>& pytest_args,
                                          const std::string& junit_path,
                                          const std::string& plugin_dir,
                                          const std::string& progress_path,
