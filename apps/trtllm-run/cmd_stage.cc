@@ -99,6 +99,13 @@ int StageMain(int argc, char** argv) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("stage", writable);
   }
+  if (shared->test_cmd || shared->bench_cmd || shared->eval_cmd || shared->custom_cmd ||
+      shared->custom_script) {
+    return UsageError("stage",
+                      "a stage's jobs run its tests: --test-cmd, --bench-cmd, --eval-cmd, "
+                      "--custom-cmd and --custom-script do not apply",
+                      "`trtllm-run run` runs one command; `stage` takes the stage's name");
+  }
   if (vm["max-parallel-local"].as<int>() < 0) {
     return UsageError("stage", "--max-parallel-local must be >= 0");
   }

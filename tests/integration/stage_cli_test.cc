@@ -75,7 +75,8 @@ void CheckCliStage(const CliRun& run, const std::string& junit) {
   }
   CHECK(shards_of_round["0"] == 3);
   std::map<std::string, int> reruns;
-  for (const auto& test : doc["tests"].GetArray()) reruns[Str(test, "id")] = test["reruns"].GetInt();
+  for (const auto& test : doc["tests"].GetArray())
+    reruns[Str(test, "id")] = test["reruns"].GetInt();
   CHECK(reruns["test_stage_shapes.py::test_fail_always"] == 2);
   CHECK(reruns["test_stage_shapes.py::test_flaky"] == 1);
   CHECK(reruns["test_stage_shapes.py::test_flaky_twice"] == 2);
@@ -95,9 +96,9 @@ void CheckCliStage(const CliRun& run, const std::string& junit) {
 }
 
 std::vector<std::string> StageArgs(const std::string& repo, const std::string& junit) {
-  return {"stage",   "Fixture-CLI", "--test-db", "l0_stage_cli", "--match",
-          "stage=pre_merge", "--splits", "3", "--repo-root", repo, "--python",
-          "/usr/bin/python3", "--junit", junit, "--json"};
+  return {"stage",           "Fixture-CLI",      "--test-db", "l0_stage_cli", "--match",
+          "stage=pre_merge", "--splits",         "3",         "--repo-root",  repo,
+          "--python",        "/usr/bin/python3", "--junit",   junit,          "--json"};
 }
 
 }  // namespace
@@ -119,12 +120,23 @@ TEST_CASE("stage CLI: an empty render is exit 2 and nothing runs", "[stage][cli]
   TempDir repo("trtllm_stage_cli");
   MakeCheckout(repo.path());
   CliOptions options;
-  options.args = {"stage", "Fixture-CLI", "--test-db", "l0_stage_cli", "--match",
-                  "stage=no_such_stage", "--repo-root", repo.path(), "--scenario", "local_direct"};
+  options.args = {"stage",      "Fixture-CLI",         "--test-db",   "l0_stage_cli",
+                  "--match",    "stage=no_such_stage", "--repo-root", repo.path(),
+                  "--scenario", "local_direct"};
   options.timeout_seconds = 60;
   CliRun run = RunCli(options);
   INFO(run.Describe());
   CHECK(run.exit_code == 2);
+  CHECK(run.stderr_text.find("no_such_stage") != std::string::npos);  // names the keys
+  CHECK(!fs::exists(repo.path() + "/work_dirs"));
+  // A command flag would be silently replaced by the stage's jobs: refused.
+  options.args = {"stage",        "Fixture-CLI",     "--test-db",   "l0_stage_cli",
+                  "--match",      "stage=pre_merge", "--repo-root", repo.path(),
+                  "--custom-cmd", "echo hi",         "--scenario",  "local_direct"};
+  CliRun command = RunCli(options);
+  INFO(command.Describe());
+  CHECK(command.exit_code == 2);
+  CHECK(command.stderr_text.find("--custom-cmd") != std::string::npos);
   CHECK(!fs::exists(repo.path() + "/work_dirs"));
 }
 

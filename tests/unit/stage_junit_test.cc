@@ -8,7 +8,9 @@
 #include <fstream>
 #include <string>
 
+#include "stage/stage_run.h"
 #include "stage/xml_reader.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
@@ -174,7 +176,7 @@ TEST_CASE("shards merge into one suite named after the stage, every test once", 
   std::string xml = StageJUnit("DGX_H100-4_GPUs-PyTorch-1", tests);
   CHECK(Occurrences(xml, "<testsuite ") == 1);
   CHECK_THAT(xml, Contains("<testsuite name=\"DGX_H100-4_GPUs-PyTorch-1\" tests=\"5\" "
-                                    "failures=\"1\" errors=\"1\" skipped=\"2\""));
+                           "failures=\"1\" errors=\"1\" skipped=\"2\""));
   CHECK(Occurrences(xml, "<testcase ") == 5);
   CHECK_THAT(xml, Contains("<skipped message=\"waived: https://nvbugs/123\"/>"));
   CHECK_THAT(xml, Contains("<failure message=\"assert 1 == 2\""));
@@ -237,4 +239,35 @@ TEST_CASE("a file id in the list expands to the tests pytest reported under it",
   AddAttempts({Case("unit.test_all.TestB", "test_c[1]", JUnitOutcome::kPassed, 1)}, 3, &tests);
   CHECK(tests.size() == 4);
   CHECK(VerdictOf(tests[2]) == StageTestVerdict::kFlaky);
+}
+
+TEST_CASE("a shard's pytest command quotes every id: nothing in an id reaches the shell",
+          "[stage][junit]") {
+  fs::path dir = fs::temp_directory_path() / ("stage_cmd_test_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "defs dir");
+  const std::string printer = (dir / "print_args").string();
+  {
+    std::ofstream out(printer);
+    out << "#!/bin/sh\npwd\nfor a in \"$@\"; do printf '%s|\\n' \"$a\"; done\n";
+  }
+  fs::permissions(printer, fs::perms::owner_all);
+  const std::string hostile = "t.py::test[$(touch " + (dir / "pwned").string() + ") `id` ' \"]";
+  std::string command = trtllm_run::PytestCommand(
+      printer, (dir / "defs dir").string(), {hostile, "-k", "a and not b"},
+      (dir / "j u.xml").string(), (dir / "plug").string(), (dir / "p.progress").string(),
+      (dir / "t.json").string());
+  std::string shell = "bash -c " + trtllm_run::ShellQuote(command) + " 2>&1";
+  FILE* pipe = ::popen(shell.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::string out;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = ::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  CHECK(::pclose(pipe) == 0);
+  CHECK_THAT(out, Contains((dir / "defs dir").string() + "\n"));  // ran in the defs dir
+  CHECK_THAT(out, Contains("\n" + hostile + "|\n"));              // one word, byte for byte
+  CHECK_THAT(out, Contains("\n-k|\na and not b|\n"));
+  CHECK_THAT(out, Contains("--junitxml=" + (dir / "j u.xml").string() + "|\n"));
+  CHECK_FALSE(fs::exists(dir / "pwned"));
+  fs::remove_all(dir);
 }
