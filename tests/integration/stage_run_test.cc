@@ -219,7 +219,10 @@ TEST_CASE("stage on local_slurm: 3 splits are 3 concurrent jobs, reruns by the p
   options.shared.container_runtime = "none";
   options.shared.container_image = "none";
   const std::string marker = "Fixture-Slurm-" + std::to_string(::getpid());
-  auto result = trtllm_run::RunStage(*runtime.value(), ThreeSplitPlan(marker), options);
+  // 1 GPU a job: the test cluster's 2 nodes of 2 fake GPUs hold all 3 at once.
+  StagePlan plan = ThreeSplitPlan(marker);
+  plan.gpu_count = 1;
+  auto result = trtllm_run::RunStage(*runtime.value(), plan, options);
   INFO(progress.str());
   REQUIRE(result.ok());
   CheckStageOutcome(result.value());
@@ -241,4 +244,50 @@ TEST_CASE("stage on local_slurm: 3 splits are 3 concurrent jobs, reruns by the p
   // One watcher for the shards' jobs.
   REQUIRE(result->sessions.size() == 1);
   CHECK(result->sessions[0].stats.at("watchers") == "1");
+}
+
+TEST_CASE("stage on local_slurm: a 2-GPU job runs each pytest once, not once per task",
+          "[stage][slurm]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_stage_slurm_gpus");
+  MakeRepo(repo.path());
+  auto runtime = trtllm_run::Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::ostringstream progress;
+  trtllm_run::StageRunOptions options = Options(repo.path(), &progress);
+  options.shared.scenario = "local_slurm";
+  options.shared.partition = "batch";
+  options.shared.skip_install = true;
+  options.shared.container_runtime = "none";
+  options.shared.container_image = "none";
+  StagePlan plan;
+  plan.stage_name = "Fixture-Gpus-" + std::to_string(::getpid());
+  plan.splits = {1};
+  plan.gpu_count = 2;  // a custom command of 2 GPUs is launched as 2 tasks
+  StageShard shard;
+  shard.split_id = 1;
+  shard.tests = {Test("test_pass_a"), Test("test_flaky")};
+  plan.shards = {shard};
+  auto result = trtllm_run::RunStage(*runtime.value(), plan, options);
+  INFO(progress.str());
+  REQUIRE(result.ok());
+  CHECK(result->status == "PASSED");
+  CHECK(result->counts.flaky == 1);  // a second copy would have used up the flaky's seed
+  // Each test started once per run: no second copy of a shard's pytest.
+  for (const auto& entry : fs::directory_iterator(result->run_dir + "/junit")) {
+    if (entry.path().extension() != ".progress") continue;
+    std::istringstream lines(ReadTextFile(entry.path().string()));
+    std::map<std::string, int> starts_of;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("start ", 0) == 0) ++starts_of[line];
+    }
+    for (const auto& [line, count] : starts_of) {
+      INFO(entry.path().string() << ": " << line);
+      CHECK(count == 1);
+    }
+  }
+  // The jobs asked for the stage's GPUs.
+  std::string gres =
+      Shell("sacct -n -X -j " + result->shard_runs[0].job_id + " -o AllocTRES%80 | head -1");
+  CHECK(gres.find("gres/gpu=2") != std::string::npos);
 }

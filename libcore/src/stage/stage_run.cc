@@ -187,7 +187,9 @@ CaseEntry CaseOfJob(const ShardJob& job, int round, const StagePlan& plan,
   const std::string repo_root = options.shared.repo_root.value_or(".");
   const std::string defs = (fs::path(repo_root) / "tests" / "integration" / "defs").string();
   const std::string tests_dir = (fs::path(repo_root) / "tests").string();
-  std::string script = "rc=0\n";
+  // A job of N GPUs launches its command as N tasks (custom commands' layout); pytest
+  // drives all of the job's GPUs from one process, so the other tasks leave at once.
+  std::string script = "if [ \"${SLURM_PROCID:-0}\" != 0 ]; then exit 0; fi\nrc=0\n";
   for (const PytestProcess& process : job.processes) {
     script += PytestCommand(options.python, process.from_tests_dir ? tests_dir : defs,
                             process.pytest_args, process.junit_path, run_dir + "/pytest_plugin",
@@ -209,10 +211,16 @@ CaseEntry CaseOfJob(const ShardJob& job, int round, const StagePlan& plan,
     entry.request.model_name = SafeName(plan.stage_name) + "_s" + std::to_string(job.split_id) +
                                (round == 0 ? "" : "_r" + std::to_string(round));
   }
-  if (!entry.request.required_devices && plan.gpu_count > 0) {
-    entry.request.required_devices = plan.gpu_count;
+  // The stage's size: its GPUs (all nodes together in the stage table) on its nodes.
+  if (!entry.request.required_devices && !entry.request.total_required_devices &&
+      plan.gpu_count > 0) {
+    if (plan.node_count > 1) {
+      entry.request.total_required_devices = plan.gpu_count;
+      entry.request.node_count = plan.node_count;
+    } else {
+      entry.request.required_devices = plan.gpu_count;
+    }
   }
-  if (!entry.request.node_count && plan.node_count > 1) entry.request.node_count = plan.node_count;
   entry.notes.push_back(std::to_string(job.test_ids.size()) + " test(s) in " +
                         std::to_string(job.processes.size()) + " pytest process(es)");
   return entry;
