@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "placement/env_check.h"
 #include "stage/stage_plan.h"
 #include "stage/test_db_render.h"
 #include "trtllm_run/sdk/text.h"
@@ -156,8 +157,27 @@ int PlanStageMain(const po::variables_map& vm, const CaseRequest& shared) {
       request.match[pair.substr(0, equals)] = pair.substr(equals + 1);
     }
   }
+  // On a local scenario the target is this host: its GPUs (nvidia-smi) give gpu and
+  // system_gpu_count, as CI's sysinfo does. Other targets are not probed here.
+  std::string probe_warning;
+  if (shared.scenario &&
+      (*shared.scenario == "local_direct" || *shared.scenario == "local_docker")) {
+    std::unique_ptr<Scenario> local = MakeLocalScenario();
+    Result<EnvFacts> facts = CheckEnvironment(*local, nullptr);
+    if (facts.ok() && facts->gpu_count > 0) {
+      request.target_gpu = facts->device_type;
+      request.target_system_gpu_count = facts->gpu_count;
+    } else {
+      probe_warning =
+          "warning: --scenario " + *shared.scenario + ": nvidia-smi finds no GPU on this host (" +
+          (facts.ok() ? (facts->notes.empty() ? std::string("no GPUs") : facts->notes.front())
+                      : facts.status().message()) +
+          "): gpu and system_gpu_count come from the stage; give --match to choose\n";
+    }
+  }
   Result<StagePlan> plan = PlanStage(request);
   if (!plan.ok()) return Fail("plan", plan.status());
+  std::cerr << probe_warning;
   if (vm["json"].as<bool>()) {
     std::cerr << Text(plan.value()) << std::flush;
     std::cout << Json(plan.value()) << std::flush;

@@ -204,6 +204,16 @@ TEST_CASE("plan stage: keys from the target and --match; --test-db skips the tab
   CHECK_THAT(error, Catch::Contains("stage=post_merge"));
   CHECK_THAT(error, Catch::Contains("not matched: gpu=h100 matches none of '*a10*'"));
 
+  // --test-db with a stage name: the name's keys, no table (no GPU count, one split).
+  StageRequest named;
+  named.stage = "DGX_B200-4_GPUs-PyTorch-2";
+  named.test_db_context = "l0_dgx_b200";
+  plan = Plan(named);
+  CHECK(plan.gpu_count == 0);
+  CHECK(plan.split_count == 1);
+  CHECK(plan.match_keys["backend"] == "pytorch");
+  CHECK(plan.shards[0].tests.size() == 8);
+
   StageRequest db;
   db.test_db_context = "l0_dgx_b200";
   db.match = {{"gpu", "B200"}, {"system_gpu_count", "2"}, {"stage", "pre_merge"}};

@@ -246,6 +246,22 @@ TEST_CASE("test-db render: malformed conditions and lines are exit-2 errors", "[
   CHECK_THAT(error("l0_x: [\n"), Catch::Contains("not YAML"));
 }
 
+TEST_CASE("test-db render: each test's CI node id, the key of .test_durations", "[stage]") {
+  // As test_list_parser.py: the text before the first marker, as written; unittests wrapped.
+  CHECK(CiNodeId("unittest/x.py -k 'a or b'  TIMEOUT (5) ISOLATION") ==
+        "test_unittests.py::test_unittests_v2[unittest/x.py -k 'a or b']");
+  CHECK(CiNodeId("full:B200/accuracy/a.py::T::t[x y] SKIP (https://nvbugs/1)") ==
+        "accuracy/a.py::T::t[x y]");
+  CHECK(CiNodeId("  examples/e.py::t[p] ISOLATION TIMEOUT (9)") == "examples/e.py::t[p]");
+  Result<RenderedTestDb> rendered = RenderTestDb(
+      "l0_x:\n- tests:\n  - unittest/u.py -m \"gpu4\" ISOLATION\n", "f.yml", "l0_x", {});
+  REQUIRE(rendered.ok());
+  REQUIRE(rendered->tests.size() == 1);
+  CHECK(rendered->tests[0].node_id ==
+        "test_unittests.py::test_unittests_v2[unittest/u.py -m \"gpu4\"]");
+  CHECK(TestListKey(rendered->tests[0].line) == "unittest/u.py -m \"gpu4\"");
+}
+
 TEST_CASE("least_duration: hand-computed groups, ties as pytest-split breaks them", "[stage]") {
   // Durations 5, 4, 3, 3, 2, 2 over 2 groups (ids chosen so that id order differs from
   // list order): sorted d(5) a(4) b(3) e(3) c(2) f(2) -- equal durations by id.

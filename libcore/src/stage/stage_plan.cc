@@ -63,22 +63,6 @@ bool IsContextName(const std::string& name) {
          });
 }
 
-// The id of a rendered line as StageTest holds it: without prefix and markers.
-std::string TestKey(const TestListLine& line) {
-  TestListLine key;
-  key.id = line.id;
-  key.k_expr = line.k_expr;
-  key.m_expr = line.m_expr;
-  return FormatTestListLine(key);
-}
-
-// The pytest node id CI collects for a list line: unittests run wrapped in
-// test_unittests.py::test_unittests_v2[...], as test_list_parser.py converts them.
-std::string NodeId(const TestListLine& line) {
-  const std::string key = TestKey(line);
-  return line.IsUnittest() ? "test_unittests.py::test_unittests_v2[" + key + "]" : key;
-}
-
 // The entries of `stage`: itself, else its family ("<stage>-<N>"). kInvalidInput naming
 // near names when there is none.
 Result<std::vector<StageEntry>> FindStage(const std::vector<StageEntry>& table,
@@ -143,7 +127,7 @@ struct Waive {
 
 // The SKIP lines of the waives file that apply to `stage_gpu` (full:<GPU>/ lines only
 // where <GPU> is the stage name's GPU segment, as test_list_parser.py's --test-prefix
-// rewriting makes them match), keyed by TestKey.
+// rewriting makes them match), keyed by TestListKey.
 Result<std::map<std::string, Waive>> ReadWaives(const std::string& text, const std::string& origin,
                                                 const std::string& stage_gpu) {
   std::map<std::string, Waive> waives;
@@ -165,7 +149,8 @@ Result<std::map<std::string, Waive>> ReadWaives(const std::string& text, const s
     const TestListLine& waive = *parsed.value();
     if (waive.marker != ListMarker::kSkip) continue;  // XFAIL / UNSTABLE: the test runs
     if (!waive.gpu_prefix.empty() && waive.gpu_prefix != stage_gpu) continue;
-    waives.emplace(TestKey(waive), Waive{waive.reason.empty() ? "waived" : waive.reason, where});
+    waives.emplace(TestListKey(waive),
+                   Waive{waive.reason.empty() ? "waived" : waive.reason, where});
   }
   return waives;
 }
@@ -345,7 +330,7 @@ Result<StagePlan> PlanStage(const StageRequest& request) {
                             "pytest-split does without durations");
   }
   std::vector<std::string> node_ids;
-  for (const RenderedTest& test : rendered->tests) node_ids.push_back(NodeId(test.line));
+  for (const RenderedTest& test : rendered->tests) node_ids.push_back(test.node_id);
   std::vector<double> seconds;
   const std::vector<SplitGroup> groups =
       LeastDurationSplit(node_ids, durations, plan.split_count, &seconds);
@@ -355,7 +340,7 @@ Result<StagePlan> PlanStage(const StageRequest& request) {
     for (std::size_t item : groups[static_cast<std::size_t>(split - 1)].items) {
       const TestListLine& line = rendered->tests[item].line;
       StageTest test;
-      test.id = TestKey(line);
+      test.id = TestListKey(line);
       test.isolation = line.isolation;
       test.expected_seconds = seconds[item];
       test.timeout_seconds = line.timeout_minutes.value_or(0) * 60;

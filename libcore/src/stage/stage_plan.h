@@ -65,9 +65,12 @@ struct StageRequest {
   std::optional<int> target_system_gpu_count;
 };
 
-// The plan of `request`. kInvalidInput (CLI exit 2) naming what and where: an unknown stage
-// (with near names), a missing or malformed stage table / test-db / waives / durations
-// file, a bad --match or --splits, an empty render (naming the keys it was rendered with).
+// The plan of `request`. Every rendered test, waived or not, takes part in the split, as
+// in CI (waives mark collected tests SKIP; pytest-split splits them all); the waived ones
+// of the covered splits then go to `waived` instead of their shard. kInvalidInput (CLI exit 2)
+// naming what and where: an unknown stage (with near names), a missing or malformed stage table /
+// test-db / waives / durations file, a bad --match or --splits, an empty render (naming the keys it
+// was rendered with).
 TRTLLM_RUN_API Result<StagePlan> PlanStage(const StageRequest& request);
 
 }  // namespace trtllm_run

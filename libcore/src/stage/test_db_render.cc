@@ -145,6 +145,28 @@ Result<std::vector<Check>> Evaluate(const YAML::Node& condition, const std::stri
 
 }  // namespace
 
+std::string CiNodeId(std::string_view line_text) {
+  std::string_view text = Trim(line_text);
+  std::size_t end = text.size();
+  for (const char* marker : {" XFAIL", " SKIP", " UNSTABLE", " TIMEOUT", " ISOLATION"}) {
+    end = std::min(end, text.find(marker));
+  }
+  std::string id(Trim(text.substr(0, end)));
+  if (id.rfind("full:", 0) == 0 && id.find('/') != std::string::npos) {
+    id = id.substr(id.find('/') + 1);
+  }
+  if (id.rfind("unittest/", 0) == 0) id = "test_unittests.py::test_unittests_v2[" + id + "]";
+  return id;
+}
+
+std::string TestListKey(const TestListLine& line) {
+  TestListLine key;
+  key.id = line.id;
+  key.k_expr = line.k_expr;
+  key.m_expr = line.m_expr;
+  return FormatTestListLine(key);
+}
+
 std::string KeysText(const std::map<std::string, std::string>& keys) {
   std::string text;
   for (const auto& [key, value] : keys) text += (text.empty() ? "" : ", ") + key + "=" + value;
@@ -232,17 +254,13 @@ Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text, const std::str
                                     forms);
       }
       TestListLine list_line = std::move(*parsed.value());
-      TestListLine key_line;
-      key_line.id = list_line.id;
-      key_line.k_expr = list_line.k_expr;
-      key_line.m_expr = list_line.m_expr;
-      const std::string key = FormatTestListLine(key_line);
+      const std::string key = TestListKey(list_line);
       if (!listed.insert(key).second) {
         rendered.warnings.push_back(test_where + ": " + EscapeControl(key) +
                                     " is listed again by a matched block: it runs once");
         continue;
       }
-      rendered.tests.push_back({std::move(list_line), test_where});
+      rendered.tests.push_back({std::move(list_line), test_where, CiNodeId(test.Scalar())});
     }
   }
   return rendered;

@@ -14,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "commands/test_list_line.h"
@@ -25,6 +26,10 @@ namespace trtllm_run {
 struct RenderedTest {
   TestListLine line;
   std::string origin;  // "<file>:<line>"
+  // The pytest node id CI collects for the line, as test_list_parser.py makes it: the text
+  // before the first marker, `unittest/...` wrapped in test_unittests.py::test_unittests_v2[].
+  // The key of .test_durations.
+  std::string node_id;
 };
 
 struct RenderedTestDb {
@@ -41,6 +46,13 @@ TRTLLM_RUN_API Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text,
                                                    const std::string& origin,
                                                    const std::string& context,
                                                    const std::map<std::string, std::string>& keys);
+
+// A list line without its full: prefix and markers, selectors kept, in the list's
+// spelling: `unittest/x.py -k "a"`. Two lines name the same test when their keys are equal.
+TRTLLM_RUN_API std::string TestListKey(const TestListLine& line);
+
+// The node id of a list line as written (see RenderedTest::node_id).
+TRTLLM_RUN_API std::string CiNodeId(std::string_view line_text);
 
 // "a=1, b=x": the keys in one line, for messages.
 TRTLLM_RUN_API std::string KeysText(const std::map<std::string, std::string>& keys);
