@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "placement/env_check.h"
 #include "stage/rerun_policy.h"
 #include "stage/stage_plan.h"
 #include "stage/stage_run.h"
@@ -132,6 +133,17 @@ int StageMain(int argc, char** argv) {
     auto signatures = stage::ReadFailureSignatures(vm["rerun-signatures"].as<std::string>());
     if (!signatures.ok()) return Fail("stage", signatures.status());
     options.failure_signatures = std::move(signatures.value());
+  }
+  // On a local scenario the target is this host: its GPUs give gpu and system_gpu_count
+  // (as `plan --stage` does, cmd_plan_stage.cc). Slurm partitions are not probed yet.
+  if (shared->scenario &&
+      (*shared->scenario == "local_direct" || *shared->scenario == "local_docker")) {
+    std::unique_ptr<Scenario> local = MakeLocalScenario();
+    Result<EnvFacts> facts = CheckEnvironment(*local, nullptr);
+    if (facts.ok() && facts->gpu_count > 0) {
+      request.target_gpu = facts->device_type;
+      request.target_system_gpu_count = facts->gpu_count;
+    }
   }
   Result<StagePlan> plan = PlanStage(request);
   if (!plan.ok()) return Fail("stage", plan.status());
