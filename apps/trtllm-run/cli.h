@@ -31,6 +31,7 @@ int EnvMain(int argc, char** argv);
 int McpMain(int argc, char** argv);
 int ListMain(int argc, char** argv);
 int LogsMain(int argc, char** argv);
+int StageMain(int argc, char** argv);
 
 // The directory of a `run --cases` run (cases_dir.h) for status / attach / cancel, and
 // `plan --cases FILE` (cmd_cases.cc).

@@ -34,6 +34,8 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::PluginsMain},
     {"plan", "derive and render a case into its work dir without running it",
      trtllm_run::cli::PlanMain},
+    {"stage", "run a TensorRT-LLM CI stage as CI does: shards, reruns, one merged JUnit",
+     trtllm_run::cli::StageMain},
     {"exec", "run a work dir prepared by `trtllm-run plan` (one run per work dir)",
      trtllm_run::cli::ExecMain},
     {"status", "show what a work dir's run is doing, or its verdict", trtllm_run::cli::StatusMain},
