@@ -459,9 +459,10 @@ TEST_CASE("run --cases: a hang line then exit 0 is HANG_DETECTED on Slurm, every
   }
 }
 
-TEST_CASE("run --cases: a Slurm job's end line frees its --max-parallel place before the "
-          "controller confirms its end",
-          "[slurm][cli][multi]") {
+TEST_CASE(
+    "run --cases: a Slurm job's end line frees its --max-parallel place before the "
+    "controller confirms its end",
+    "[slurm][cli][multi]") {
   EnsureSlurm();
   TempDir repo("trtllm_cases_place");
   TempDir bin("trtllm_cases_place_bin");
@@ -470,8 +471,8 @@ TEST_CASE("run --cases: a Slurm job's end line frees its --max-parallel place be
   const std::string real_scontrol = Shell("command -v scontrol | tr -d '\\n'");
   REQUIRE(!real_scontrol.empty());
   WriteTextFile(bin.path() + "/scontrol",
-                "#!/bin/bash\ncase \"$*\" in *'show job'*) sleep 2 ;; esac\nexec " +
-                    real_scontrol + " \"$@\"\n");
+                "#!/bin/bash\ncase \"$*\" in *'show job'*) sleep 2 ;; esac\nexec " + real_scontrol +
+                    " \"$@\"\n");
   ::chmod((bin.path() + "/scontrol").c_str(), 0755);
   const std::string marker = UniqueMarker("place");
   WriteTextFile(repo.path() + "/cases.yaml",

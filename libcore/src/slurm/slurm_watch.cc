@@ -308,8 +308,8 @@ Clock::time_point SlurmWatcher::ConfirmTime(Clock::time_point now) const {
   // every controller query so far is spent from it, and a confirmation is brought forward
   // only as far as it allows. A job that ran 60 / per_minute seconds pays for its own.
   double job_seconds = 0;
-  int accruing = 0;            // running jobs: they earn more while the confirmation waits
-  bool more_to_come = false;   // a job not yet running: it will need queries of its own
+  int accruing = 0;           // running jobs: they earn more while the confirmation waits
+  bool more_to_come = false;  // a job not yet running: it will need queries of its own
   for (const auto& job : jobs_) {
     if (!job->running_since) {
       if (!job->done && !job->end_line) more_to_come = true;
@@ -414,7 +414,6 @@ void SlurmWatcher::QueryController(Clock::time_point now) {
     next_query_ = now + Dur(interval_);
   }
   if (confirming) next_query_ = std::min(next_query_, ConfirmTime(now));
-
 }
 
 void SlurmWatcher::CheckPending(Job* job, Clock::time_point now) {

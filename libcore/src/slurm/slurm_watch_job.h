@@ -129,7 +129,7 @@ struct SlurmWatcher::Job {
   // Its run time (to its end line) is what earns confirmation queries (ConfirmTime).
   std::optional<internal::Clock::time_point> running_since;
   bool ending_reported = false;  // spec.on_ending was called
-  bool anomaly_seen = false;  // a cancel or out-of-memory line
+  bool anomaly_seen = false;     // a cancel or out-of-memory line
 
   // The silence clock: when the output last grew (unset until the job runs or prints),
   // the bytes read of out and err then, and the last line that arrived.
