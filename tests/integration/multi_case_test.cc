@@ -466,13 +466,15 @@ TEST_CASE(
   EnsureSlurm();
   TempDir repo("trtllm_cases_place");
   TempDir bin("trtllm_cases_place_bin");
-  // Every controller query takes 2 s longer: the confirmation of case 1's end comes well
-  // after its end line, and case 2 must not wait for it.
+  // Every controller answer arrives 2 s late, telling the state from before the wait: the
+  // confirmation of case 1's end comes well after its end line, and case 2 must not wait
+  // for it.
   const std::string real_scontrol = Shell("command -v scontrol | tr -d '\\n'");
   REQUIRE(!real_scontrol.empty());
   WriteTextFile(bin.path() + "/scontrol",
-                "#!/bin/bash\ncase \"$*\" in *'show job'*) sleep 2 ;; esac\nexec " + real_scontrol +
-                    " \"$@\"\n");
+                "#!/bin/bash\ncase \"$*\" in *'show job'*) ;; *) exec " + real_scontrol +
+                    " \"$@\" ;; esac\nout=$(" + real_scontrol +
+                    " \"$@\")\nrc=$?\nsleep 2\nprintf '%s\\n' \"$out\"\nexit $rc\n");
   ::chmod((bin.path() + "/scontrol").c_str(), 0755);
   const std::string marker = UniqueMarker("place");
   WriteTextFile(repo.path() + "/cases.yaml",
