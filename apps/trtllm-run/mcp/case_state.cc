@@ -321,6 +321,104 @@ void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseSt
   }
 }
 
+// A run_stage handle: `trtllm-run stage` runs in <handle>/run. Its shard jobs are the
+// multi-case runs shards/ (round 0), rerun_1/ and rerun_2/; once it ended, result.json
+// holds every shard job and the per-test outcomes.
+void ReadStageRun(const std::string& handle, const StateOptions& options, CaseState* state) {
+  state->kind = "stage";
+  const std::string supervisor_log = Join(handle, kSupervisorLogFile);
+  if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kStageRecordFile)); record.ok()) {
+    state->supervisor_pid = record->pid;
+    state->supervisor_alive = SupervisorProven(record.value(), handle);
+    state->elapsed_s = SecondsSince(record->started_at);
+  }
+  state->log_file = supervisor_log;
+  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
+    state->log_bytes = SizeOf(fd);
+    ::close(fd);
+  }
+  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
+  Result<std::string> text = ReadFileInDir(handle, "run/result.json");
+  Document doc;
+  if (text.ok()) doc.Parse(text->c_str(), text->size());
+  if (text.ok() && !doc.HasParseError() && doc.IsObject()) {
+    const Value* exit_code = Member(doc, "exit_code");
+    const int code = exit_code && exit_code->IsInt() ? exit_code->GetInt() : kExitError;
+    state->status = StatusOfCasesExit(code);
+    state->finished = true;
+    state->exit_code = code;
+    state->result_json = text.value();
+    const Value* duration = Member(doc, "duration_seconds");
+    if (duration && duration->IsNumber()) state->elapsed_s = duration->GetDouble();
+    auto get = [](const Value& object, const char* key) {
+      const Value* v = Member(object, key);
+      return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength())
+             : v && v->IsInt()  ? std::to_string(v->GetInt())
+                                : std::string();
+    };
+    const Value* runs = Member(doc, "shard_runs");
+    for (rapidjson::SizeType i = 0; runs && runs->IsArray() && i < runs->Size(); ++i) {
+      const Value& run = (*runs)[i];
+      const std::string round = get(run, "round");
+      CaseItem item;
+      item.name = "split " + get(run, "split_id") +
+                  (round.empty() || round == "0" ? "" : " rerun " + round);
+      item.status = get(run, "status");
+      item.handle = get(run, "work_dir");
+      item.job_id = get(run, "job_id");
+      state->cases.push_back(item);
+    }
+    if (const Value* counts = Member(doc, "counts"); counts && counts->IsObject()) {
+      state->reason = "stage " + get(doc, "stage") + ":";
+      for (const char* key :
+           {"total", "passed", "flaky", "failed", "not_run", "skipped", "waived"}) {
+        const Value* count = Member(*counts, key);
+        if (count && count->IsInt()) {
+          state->reason += " " + std::to_string(count->GetInt()) + " " + key;
+        }
+      }
+      state->reason += " (per-test outcomes: result.tests)";
+    }
+    return;
+  }
+  // Running: the shard jobs started so far, round by round; each reads as a run_cases
+  // case (name, status, work dir, job id). Only real directories beneath the handle.
+  const std::string run_dir = Join(handle, "run");
+  struct stat run_st {};
+  if (::lstat(run_dir.c_str(), &run_st) == 0 && S_ISDIR(run_st.st_mode)) {
+    const std::pair<const char*, const char*> kRounds[] = {
+        {"shards", ""}, {"rerun_1", " rerun 1"}, {"rerun_2", " rerun 2"}};
+    for (const auto& [dir, suffix] : kRounds) {
+      const std::string round_dir = Join(run_dir, dir);
+      struct stat st {};
+      if (::lstat(round_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) continue;
+      for (CaseItem item : StartedCases(round_dir)) {
+        // "<stage> split 2/3" -> "split 2", as result.json's shard runs are named.
+        const std::size_t split = item.name.rfind("split ");
+        if (split != std::string::npos) {
+          item.name = item.name.substr(split, item.name.find_first_of("/ ", split + 6) - split);
+        }
+        item.name += suffix;
+        state->cases.push_back(item);
+      }
+    }
+  }
+  if (state->supervisor_alive) {
+    state->status = "running";
+    std::map<std::string, int> counts;
+    for (const CaseItem& item : state->cases) ++counts[item.status];
+    state->reason = std::to_string(state->cases.size()) + " shard job(s) started so far";
+    for (const auto& [status, count] : counts) {
+      state->reason += ", " + std::to_string(count) + " " + status;
+    }
+  } else {
+    state->status = "abandoned";
+    std::vector<std::string> why = LastLines(handle, supervisor_log, 1);
+    state->reason = "the supervising trtllm-run stage ended without the stage's result" +
+                    (why.empty() ? std::string() : ": " + why.back());
+  }
+}
+
 }  // namespace
 
 Status WriteSpawnRecord(const std::string& path, const SpawnRecord& record) {
@@ -381,7 +479,8 @@ bool SupervisorProven(const SpawnRecord& record, const std::string& handle) {
 
 Result<std::string> CheckHandle(const std::string& handle) {
   const char* hint =
-      "a handle is the work dir plan_case, run_case or run_cases returned; list_cases lists "
+      "a handle is the work dir plan_case, run_case, run_cases or run_stage returned; "
+      "list_cases lists "
       "the recent ones";
   if (handle.empty()) return Status::InvalidInput("the handle is empty", hint);
   std::error_code error;
@@ -390,7 +489,10 @@ Result<std::string> CheckHandle(const std::string& handle) {
   if (!fs::is_directory(dir, error)) {
     return Status::NotFound("handle '" + EscapeControl(handle) + "' does not exist", hint);
   }
-  if (IsFile(Join(dir, "job_spec.json")) || IsFile(Join(dir, kCasesRecordFile))) return dir;
+  if (IsFile(Join(dir, "job_spec.json")) || IsFile(Join(dir, kCasesRecordFile)) ||
+      IsFile(Join(dir, kStageRecordFile))) {
+    return dir;
+  }
   Result<std::string> text = ReadWorkDirFile(Join(dir, "result.json"));
   if (text.ok() && text->find("\"kind\": \"cases\"") != std::string::npos) return dir;
   return Status::InvalidInput(
@@ -410,6 +512,8 @@ Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& o
                                   "a work dir holds a valid job_spec.json");
     }
     ReadSingleCase(state.handle, options, &state);
+  } else if (IsFile(Join(state.handle, kStageRecordFile))) {
+    ReadStageRun(state.handle, options, &state);
   } else {
     ReadCasesRun(state.handle, options, &state);
   }

@@ -5,7 +5,9 @@
 //   - a case work dir (job_spec.json; result.json and run_state.json once it ran), with
 //     mcp_exec.json + supervisor.log when run_case started its `trtllm-run exec`;
 //   - a run_cases dir (mcp_cases.json, supervisor.log, and run/result.json, the combined
-//     result, at the end), or a `run --cases` dir whose result.json has kind "cases".
+//     result, at the end), or a `run --cases` dir whose result.json has kind "cases";
+//   - a run_stage dir (mcp_stage.json, supervisor.log, and run/, the `trtllm-run stage`
+//     run dir: shards/ and rerun_<n>/ as they start, result.json at the end).
 #ifndef TRTLLM_RUN_APPS_MCP_CASE_STATE_H_
 #define TRTLLM_RUN_APPS_MCP_CASE_STATE_H_
 
@@ -22,6 +24,7 @@ namespace trtllm_run::mcp {
 // Files the server writes into a handle.
 inline constexpr char kExecRecordFile[] = "mcp_exec.json";
 inline constexpr char kCasesRecordFile[] = "mcp_cases.json";
+inline constexpr char kStageRecordFile[] = "mcp_stage.json";
 inline constexpr char kSupervisorLogFile[] = "supervisor.log";
 
 // The supervisor the server started for a handle (`trtllm-run exec` or `run --cases`).
@@ -54,7 +57,7 @@ struct CaseItem {
 
 struct CaseState {
   std::string handle;
-  std::string kind = "case";  // "case" | "cases"
+  std::string kind = "case";  // "case" | "cases" | "stage"
   // A verdict (PASSED, FAILED, TIMEOUT, HANG_DETECTED, CANCELLED, OUT_OF_MEMORY, ERROR,
   // SKIPPED) or: running, starting (the supervisor is starting it), not_started
   // (planned only), abandoned (its supervisor ended without a verdict).
@@ -71,9 +74,9 @@ struct CaseState {
   std::vector<std::string> last_lines;
   int supervisor_pid = 0;
   bool supervisor_alive = false;
-  std::string result_json;  // result.json as written ("" until finished)
-  std::vector<CaseItem> cases;
-  std::string next;  // what to do next, for the agent
+  std::string result_json;      // result.json as written ("" until finished)
+  std::vector<CaseItem> cases;  // run_cases: its cases; run_stage: its shard jobs
+  std::string next;             // what to do next, for the agent
 };
 
 struct StateOptions {

@@ -14,7 +14,7 @@ const char kCaseStateSchema[] = R"({
   "type": "object",
   "properties": {
     "handle": {"type": "string", "description": "The work dir (or run_cases dir): give it to wait_case, case_status, case_log, cancel_case."},
-    "kind": {"type": "string", "enum": ["case", "cases"]},
+    "kind": {"type": "string", "enum": ["case", "cases", "stage"]},
     "status": {"type": "string", "enum": ["PASSED", "FAILED", "TIMEOUT", "HANG_DETECTED", "CANCELLED", "OUT_OF_MEMORY", "ERROR", "SKIPPED", "running", "starting", "not_started", "abandoned"], "description": "The verdict once finished, else what the run is doing."},
     "finished": {"type": "boolean", "description": "True once result.json holds the verdict."},
     "exit_code": {"type": ["integer", "null"], "description": "The trtllm-run exit code of the verdict (0 PASSED, 1 FAILED, 3 ERROR, 4 TIMEOUT, 5 HANG_DETECTED, 6 CANCELLED, 7 OUT_OF_MEMORY, 8 SKIPPED)."},
@@ -34,7 +34,7 @@ const char kCaseStateSchema[] = R"({
     "supervisor_pid": {"type": ["integer", "null"]},
     "supervisor_alive": {"type": "boolean"},
     "result": {"type": ["object", "null"], "description": "result.json as written (docs/result-schema.md); null until finished."},
-    "cases": {"type": "array", "description": "run_cases: each case's name, status and handle.", "items": {"type": "object", "properties": {"name": {"type": "string"}, "status": {"type": "string"}, "handle": {"type": "string"}, "job_id": {"type": ["string", "null"]}}, "required": ["name", "status", "handle", "job_id"]}},
+    "cases": {"type": "array", "description": "run_cases: each case's name, status and handle; run_stage: each shard job (\"split 2\", \"split 2 rerun 1\") as it starts, its status, work dir and job id.", "items": {"type": "object", "properties": {"name": {"type": "string"}, "status": {"type": "string"}, "handle": {"type": "string"}, "job_id": {"type": ["string", "null"]}}, "required": ["name", "status", "handle", "job_id"]}},
     "next": {"type": "string", "description": "What to do next."}
   },
   "required": ["handle", "kind", "status", "finished", "exit_code", "reason", "diagnosis", "scenario", "workflow", "model_name", "job_id", "slurm_state", "slurm_reason", "elapsed_s", "waited_s", "log_file", "log_bytes", "last_lines", "supervisor_pid", "supervisor_alive", "result", "cases", "next"]
@@ -191,6 +191,28 @@ const ToolText kTools[] = {
          "max_parallel_local": {"type": "integer", "minimum": 1, "description": "Of those, on this host at once (default 1)."},
          "kill_grace": {"type": "integer", "minimum": 0, "maximum": 3600}})",
      R"(["cases_file"])", "", true, false, false, false, true},
+    {"run_stage", "Run a CI stage",
+     "Runs a TensorRT-LLM CI stage as its CI does (`trtllm-run stage NAME`) detached, and "
+     "returns one handle at once: the stage from the checkout's jenkins/L0_Test.groovy (a "
+     "family without its split suffix means every split), the test-db rendered with the "
+     "stage's keys, waives applied, the tests split by least_duration into shards that run "
+     "as concurrent jobs, failed tests rerun by CI's policy, one merged JUnit. The request "
+     "fields given here (scenario, partition, repo_root, ...) apply to every shard job. "
+     "wait_case and case_status on the handle show each shard job as it starts (cases) "
+     "and, at the end, the stage's verdict with every test's outcome, reruns and attempts "
+     "(result.tests); cancel_case stops it.",
+     R"({"stage": {"type": "string", "description": "The stage name, e.g. DGX_B200-4_GPUs-PyTorch-1, or its family DGX_B200-4_GPUs-PyTorch (every split); with test_db, the name the merged JUnit gets."},
+         "test_db": {"type": "string", "description": "Render tests/integration/test_lists/test-db/CONTEXT.yml and skip the stage table (CLI: --test-db)."},
+         "match": {"type": "array", "items": {"type": "string"}, "description": "KEY=VALUE overrides of the render's match keys, e.g. system_gpu_count=4 (CLI: --match)."},
+         "splits": {"type": "integer", "minimum": 1, "maximum": 1000, "description": "Split the tests into N shards (default: the stage table's split count)."},
+         "waives": {"type": "string", "description": "The waive list (default: the checkout's tests/integration/test_lists/waives.txt)."},
+         "rerun_signatures": {"type": "string", "description": "Known failure signatures, one per line: a test that failed after more than 10 min is rerun once when its failure text holds one."},
+         "no_reruns": {"type": "boolean", "description": "Do not rerun failed tests (CI's policy is the default)."},
+         "python": {"type": "string", "description": "The interpreter that runs pytest in each shard's job (default python3)."},
+         "max_parallel_local": {"type": "integer", "minimum": 0, "maximum": 1000, "description": "Shards running on this host at once (local_direct, local_docker); 0: all."},
+         "junit": {"type": "string", "description": "Also write the merged JUnit XML there."},
+         "kill_grace": {"type": "integer", "minimum": 0, "maximum": 3600}})",
+     R"(["stage"])", "", true, false, false, false, true},
 };
 
 const ToolText* FindText(std::string_view name) {

@@ -183,7 +183,8 @@ ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallConte
   static const std::pair<const char*, const char*> kCli[] = {
       {"plan_case", "plan"},   {"run_case", "run"},       {"run_cases", "run"},
       {"wait_case", "attach"}, {"case_status", "status"}, {"cancel_case", "cancel"},
-      {"case_log", "status"},  {"list_cases", "status"},  {"probe_slurm", "env"}};
+      {"case_log", "status"},  {"list_cases", "status"},  {"probe_slurm", "env"},
+      {"run_stage", "stage"}};
   std::string cli = "mcp";
   for (const auto& [name, subcommand] : kCli) {
     if (tool == name) cli = subcommand;
@@ -193,6 +194,7 @@ ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallConte
   if (tool == "plan_case") return PlanCase(arguments);
   if (tool == "run_case") return RunCase(arguments, context);
   if (tool == "run_cases") return RunCasesTool(arguments, context);
+  if (tool == "run_stage") return RunStage(arguments, context);
   if (tool == "wait_case") return WaitCase(arguments, context);
   if (tool == "case_status") return CaseStatus(arguments);
   if (tool == "cancel_case") return CancelCase(arguments, context);
@@ -382,6 +384,104 @@ ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
                                                       " case(s) of " + cases_file +
                                                       ": call wait_case with {\"handle\": \"" +
                                                       handle + "\"} for the combined verdict");
+}
+
+ToolOutcome Tools::RunStage(const Value& args, CallContext& context) {
+  const std::string stage = StringArg(args, "stage");
+  if (stage.empty() || stage.front() == '-') {
+    return ToolError("stage",
+                     Status::InvalidInput("stage '" + EscapeControl(stage) + "' is no stage name",
+                                          "e.g. DGX_B200-4_GPUs-PyTorch-1"));
+  }
+  // The request fields: checked as the CLI checks its flags (secrets refused, ssh options
+  // only from the allow-list); a stage's jobs run its tests, so no command fields.
+  CaseRequest shared;
+  Status parsed = RequestFromArguments("run_stage", args, &shared);
+  if (!parsed.ok()) return ToolError("stage", parsed);
+  Status valid = ValidateRequestValues(shared);
+  if (!valid.ok()) return ToolError("stage", valid);
+  if (options_.trtllm_run.empty()) {
+    return ToolError("stage", Status::ExecutionError("this server cannot start supervisors"));
+  }
+  // The handle: a fresh dir under <repo>/work_dirs holding the supervisor's record and log;
+  // the stage runs in <handle>/run.
+  Result<std::string> root = ResolveRepoRootDir(shared.repo_root.value_or(""));
+  if (!root.ok()) return ToolError("stage", root.status());
+  std::string planned_dir =
+      (fs::path(root.value()) / "work_dirs" / ("stage_mcp_" + LocalTime())).string();
+  std::error_code error;
+  fs::create_directories(fs::path(planned_dir).parent_path(), error);
+  std::string handle = planned_dir;
+  for (int attempt = 2; !fs::create_directory(handle, error); ++attempt) {
+    if (error || attempt > 999) {
+      return ToolError("stage", Status::IoError("cannot create the run dir '" + handle + "'" +
+                                                (error ? ": " + error.message() : "")));
+    }
+    handle = planned_dir + "_" + std::to_string(attempt);
+  }
+  std::vector<std::string> argv = Command("stage", true);
+  argv.insert(argv.end(), {stage, "--run-dir", handle + "/run"});
+  if (!shared.repo_root) argv.insert(argv.end(), {"--repo-root", root.value()});
+  Value shared_args(rapidjson::kObjectType);
+  Document holder;
+  for (auto it = args.MemberBegin(); it != args.MemberEnd(); ++it) {
+    const std::string name(it->name.GetString(), it->name.GetStringLength());
+    if (!IsToolOption("run_stage", name)) {
+      Value copy(it->value, holder.GetAllocator());
+      Set(&shared_args, it->name.GetString(), std::move(copy), holder.GetAllocator());
+      continue;
+    }
+    if (name == "stage") continue;
+    std::vector<std::string> values;
+    if (it->value.IsBool()) {  // a switch: its flag alone
+      if (it->value.GetBool()) argv.push_back("--" + Kebab(name));
+      continue;
+    }
+    if (it->value.IsNumber()) {
+      values.push_back(std::to_string(static_cast<long long>(it->value.GetDouble())));
+    } else {
+      Status text = ArgumentText(name, it->value, &values);
+      if (!text.ok()) return ToolError("stage", text);
+    }
+    for (const std::string& value : values) argv.insert(argv.end(), {"--" + Kebab(name), value});
+  }
+  if (shared_args.MemberCount() > 0) {  // the shared request fields as a request file
+    std::string request_file = handle + "/shared_request.json";
+    Status saved = WriteFileAtomic(request_file, ToJson(shared_args) + "\n");
+    if (!saved.ok()) return ToolError("stage", saved);
+    argv.insert(argv.end(), {"--request", request_file});
+  }
+  Result<DetachedProcess> started =
+      SpawnDetached(argv, "/dev/null", handle + "/" + kSupervisorLogFile);
+  if (!started.ok()) return ToolError("stage", started.status());
+  SpawnRecord record;
+  record.pid = started->pid;
+  record.start_time = started->start_time;
+  record.started_at = NowIso8601();
+  record.argv = argv;
+  record.run_dir = handle + "/run";
+  Status written = WriteSpawnRecord(handle + "/" + kStageRecordFile, record);
+  if (!written.ok()) return ToolError("stage", written);
+  // Planning errors (an unknown stage, an empty render) end the supervisor at once with
+  // exit 2: wait for that briefly so that they come back as this call's error.
+  double waited = 0;
+  Result<CaseState> state = ReadCaseState(handle, StateOptions{5, false});
+  while (state.ok() && state->supervisor_alive && state->cases.empty() &&
+         waited < kStartWaitSeconds && context.Sleep(0.1)) {
+    waited += 0.1;
+    state = ReadCaseState(handle, StateOptions{5, false});
+  }
+  if (!state.ok()) return ToolError("stage", state.status());
+  if (state->status == "abandoned") {
+    std::string log;
+    for (const std::string& line : state->last_lines) log += (log.empty() ? "" : "\n") + line;
+    return ToolError("stage", Status::InvalidInput("trtllm-run stage " + EscapeControl(stage) +
+                                                   " ended before it started a shard:\n" + log));
+  }
+  state->waited_s = waited;
+  return ToolResult(StateDocument(state.value()),
+                    "started stage " + stage + ": call wait_case with {\"handle\": \"" + handle +
+                        "\"} for each shard's progress and the stage's verdict");
 }
 
 }  // namespace trtllm_run::mcp

@@ -1,5 +1,5 @@
-// The MCP server's tools (schemas.h lists them): plan_case, run_case, run_cases (this
-// file's tools.cc), wait_case, case_status, cancel_case, case_log, list_cases and
+// The MCP server's tools (schemas.h lists them): plan_case, run_case, run_cases, run_stage
+// (this file's tools.cc), wait_case, case_status, cancel_case, case_log, list_cases and
 // probe_slurm (tools_watch.cc). A tool never blocks longer than its own bound (100 s at
 // most) and keeps nothing in memory between calls: every answer is read from the work
 // dirs, so another server (or the CLI) sees the same.
@@ -62,6 +62,7 @@ class Tools {
   ToolOutcome PlanCase(const Value& args);
   ToolOutcome RunCase(const Value& args, CallContext& context);
   ToolOutcome RunCasesTool(const Value& args, CallContext& context);
+  ToolOutcome RunStage(const Value& args, CallContext& context);
   ToolOutcome WaitCase(const Value& args, CallContext& context);
   ToolOutcome CaseStatus(const Value& args);
   ToolOutcome CancelCase(const Value& args, CallContext& context);

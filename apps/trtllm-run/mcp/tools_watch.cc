@@ -137,6 +137,8 @@ ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
     output = "nothing to cancel: " + handle + " already finished: " + state->status;
   } else if (state->kind == "cases") {
     stop_supervisor(kCasesRecordFile);
+  } else if (state->kind == "stage") {
+    stop_supervisor(kStageRecordFile);
   } else if (state->status == "not_started") {
     output = "nothing to cancel: nothing was started in " + handle;
   } else {

@@ -4,7 +4,8 @@
 // (by the SDK's callTool and again here), plan_case with good and bad input, a
 // local_direct case waited for across several calls, a cancelled case, a wait the client
 // aborts (notifications/cancelled), and a local_slurm case on the test cluster to its
-// verdict.
+// verdict, and run_stage: a CI stage of a fixture checkout in 2 shards with a flaky and a
+// failing test, its shard jobs as they start and every test's outcome at the end.
 //
 //   TRTLLM_RUN_BIN=build/bin/trtllm-run node sdk_client_test.mjs
 import assert from "node:assert/strict";
@@ -21,7 +22,7 @@ assert.ok(BIN && fs.existsSync(BIN), "set TRTLLM_RUN_BIN to the trtllm-run binar
 const repo = fs.mkdtempSync(path.join(os.tmpdir(), "trtllm_mcp_sdk_"));
 const marker = `mcp_sdk_${process.pid}`;
 const EXPECTED_TOOLS = ["plan_case", "run_case", "wait_case", "case_status", "cancel_case",
-                        "case_log", "list_cases", "probe_slurm", "run_cases"];
+                        "case_log", "list_cases", "probe_slurm", "run_cases", "run_stage"];
 const validator = new AjvJsonSchemaValidator();
 const outputCheck = new Map();
 let failures = 0;
@@ -186,6 +187,88 @@ await step("run_case on local_slurm (test cluster) to its verdict", async () => 
   assert.equal(state.job_id, id);
   const queued = execFileSync("squeue", ["-h", "-j", id, "-t", "PD,R,CG"], { encoding: "utf8" });
   assert.equal(queued.trim(), "");
+});
+
+// A checkout in TensorRT-LLM's shape: test-db context l0_sdk renders 4 tests for
+// stage=pre_merge; test_flaky fails on its first run and passes on its rerun.
+function writeStageCheckout(root) {
+  const defs = path.join(root, "tests/integration/defs");
+  const lists = path.join(root, "tests/integration/test_lists");
+  fs.mkdirSync(defs, { recursive: true });
+  fs.mkdirSync(path.join(lists, "test-db"), { recursive: true });
+  fs.writeFileSync(path.join(defs, "test_sdk.py"), [
+    "import os", "import time", "",
+    "def test_pass_a():", "    time.sleep(3)", "",
+    "def test_pass_b():", "    time.sleep(3)", "",
+    "def test_flaky():",
+    "    seen = os.path.join(os.path.dirname(__file__), '.flaky_seen')",
+    "    if not os.path.exists(seen):",
+    "        open(seen, 'w').close()",
+    "        assert False, 'first run fails'", "",
+    "def test_fail_always():", "    assert False, 'always fails'", ""].join("\n"));
+  fs.writeFileSync(path.join(lists, "test-db/l0_sdk.yml"), [
+    "version: 0.0.1", "l0_sdk:", "- condition:", "    terms:", "      stage: pre_merge",
+    "  tests:", "  - test_sdk.py::test_pass_a", "  - test_sdk.py::test_pass_b",
+    "  - test_sdk.py::test_flaky", "  - test_sdk.py::test_fail_always", ""].join("\n"));
+  fs.writeFileSync(path.join(lists, "waives.txt"), "");
+  fs.writeFileSync(path.join(defs, ".test_durations"),
+                   JSON.stringify({ "test_sdk.py::test_pass_a": 3, "test_sdk.py::test_pass_b": 3 }));
+}
+
+await step("run_stage: bad input is a tool error and nothing runs", async () => {
+  const root = path.join(repo, "stage_bad");
+  writeStageCheckout(root);
+  const base = { stage: "SDK-Stage", test_db: "l0_sdk", scenario: "local_direct", repo_root: root };
+  const empty = await call(client, "run_stage", { ...base, match: ["stage=no_such_stage"] });
+  assert.equal(empty.isError, true);
+  assert.match(empty.content[0].text, /no_such_stage/);
+  const ssh = await call(client, "run_stage", { ...base, ssh_option: ["ProxyCommand=touch x"] });
+  assert.equal(ssh.isError, true);
+  assert.match(ssh.content[0].text, /is not allowed/);
+  const command = await call(client, "run_stage", { ...base, custom_cmd: "echo hi" });
+  assert.equal(command.isError, true);
+  assert.match(command.content[0].text, /--custom-cmd/);
+  const secret = await call(client, "run_stage", { ...base, password: "s3cret" });
+  assert.equal(secret.isError, true);
+  assert.doesNotMatch(secret.content[0].text, /s3cret/);
+  const missing = await call(client, "run_stage", { test_db: "l0_sdk", repo_root: root });
+  assert.equal(missing.isError, true);
+  // Nothing ran: no shard work dir beside the refused handles.
+  const dirs = fs.existsSync(path.join(root, "work_dirs")) ? fs.readdirSync(path.join(root, "work_dirs")) : [];
+  assert.deepEqual(dirs.filter((d) => !d.startsWith("stage_mcp_")), []);
+});
+
+await step("run_stage + wait_case: 2 shards, progress per shard, per-test outcomes", async () => {
+  const root = path.join(repo, "stage_good");
+  writeStageCheckout(root);
+  const started = await call(client, "run_stage", {
+    stage: "SDK-Stage", test_db: "l0_sdk", match: ["stage=pre_merge"], splits: 2,
+    python: "/usr/bin/python3", scenario: "local_direct", repo_root: root });
+  assert.ok(!started.isError, started.content[0].text);
+  const handle = started.structuredContent.handle;
+  assert.equal(started.structuredContent.kind, "stage");
+  assert.equal(started.structuredContent.status, "running", JSON.stringify(started.structuredContent));
+  const running = (await call(client, "wait_case", { handle, timeout_s: 2 })).structuredContent;
+  assert.equal(running.finished, false);
+  assert.deepEqual(running.cases.map((c) => c.name).sort(), ["split 1", "split 2"]);
+  const { state } = await waitForVerdict(client, handle, 12, 20);
+  assert.equal(state.status, "FAILED", JSON.stringify(state));
+  assert.equal(state.exit_code, 1);
+  const names = state.cases.map((c) => c.name);
+  assert.ok(names.includes("split 1") && names.includes("split 2"), names.join(", "));
+  assert.ok(names.some((n) => / rerun 1$/.test(n)), names.join(", "));
+  const outcome = Object.fromEntries(state.result.tests.map((t) => [t.id, t]));
+  assert.equal(outcome["test_sdk.py::test_pass_a"].outcome, "passed");
+  assert.equal(outcome["test_sdk.py::test_flaky"].outcome, "flaky");
+  assert.equal(outcome["test_sdk.py::test_flaky"].reruns, 1);
+  assert.equal(outcome["test_sdk.py::test_fail_always"].outcome, "failed");
+  assert.equal(outcome["test_sdk.py::test_fail_always"].reruns, 2);
+  assert.equal(state.result.counts.total, 4);
+  assert.match(state.reason, /1 flaky/);
+  const status = await call(client, "case_status", { handle });
+  assert.equal(status.structuredContent.status, "FAILED");
+  const cancelled = await call(client, "cancel_case", { handle });
+  assert.match(cancelled.structuredContent.cancel_output, /nothing to cancel/);
 });
 
 await step("the server's stdout held JSON-RPC messages only", async () => {
