@@ -200,7 +200,7 @@ const ToolText kTools[] = {
      "fields given here (scenario, partition, repo_root, ...) apply to every shard job. "
      "wait_case and case_status on the handle show each shard job as it starts (cases) "
      "and, at the end, the stage's verdict with every test's outcome, reruns and attempts "
-     "(result.tests); cancel_case stops it.",
+     "(result.tests); the merged JUnit is <handle>/run/<stage>.xml. cancel_case stops it.",
      R"({"stage": {"type": "string", "description": "The stage name, e.g. DGX_B200-4_GPUs-PyTorch-1, or its family DGX_B200-4_GPUs-PyTorch (every split); with test_db, the name the merged JUnit gets."},
          "test_db": {"type": "string", "description": "Render tests/integration/test_lists/test-db/CONTEXT.yml and skip the stage table (CLI: --test-db)."},
          "match": {"type": "array", "items": {"type": "string"}, "description": "KEY=VALUE overrides of the render's match keys, e.g. system_gpu_count=4 (CLI: --match)."},
@@ -210,7 +210,6 @@ const ToolText kTools[] = {
          "no_reruns": {"type": "boolean", "description": "Do not rerun failed tests (CI's policy is the default)."},
          "python": {"type": "string", "description": "The interpreter that runs pytest in each shard's job (default python3)."},
          "max_parallel_local": {"type": "integer", "minimum": 0, "maximum": 1000, "description": "Shards running on this host at once (local_direct, local_docker); 0: all."},
-         "junit": {"type": "string", "description": "Also write the merged JUnit XML there."},
          "kill_grace": {"type": "integer", "minimum": 0, "maximum": 3600}})",
      R"(["stage"])", "", true, false, false, false, true},
 };

@@ -231,6 +231,11 @@ await step("run_stage: bad input is a tool error and nothing runs", async () => 
   const secret = await call(client, "run_stage", { ...base, password: "s3cret" });
   assert.equal(secret.isError, true);
   assert.doesNotMatch(secret.content[0].text, /s3cret/);
+  const junit = path.join(root, "elsewhere.xml");  // no file written where an agent says
+  const output = await call(client, "run_stage", { ...base, junit });
+  assert.equal(output.isError, true);
+  assert.match(output.content[0].text, /junit/);
+  assert.ok(!fs.existsSync(junit));
   const missing = await call(client, "run_stage", { test_db: "l0_sdk", repo_root: root });
   assert.equal(missing.isError, true);
   // Nothing ran: no shard work dir beside the refused handles.
@@ -269,6 +274,28 @@ await step("run_stage + wait_case: 2 shards, progress per shard, per-test outcom
   assert.equal(status.structuredContent.status, "FAILED");
   const cancelled = await call(client, "cancel_case", { handle });
   assert.match(cancelled.structuredContent.cancel_output, /nothing to cancel/);
+});
+
+await step("run_stage + cancel_case: a running stage is stopped, its shards' processes gone", async () => {
+  const root = path.join(repo, "stage_cancel");
+  writeStageCheckout(root);
+  fs.writeFileSync(path.join(root, "tests/integration/defs/test_sdk.py"), "import time\n" +
+    ["test_pass_a", "test_pass_b", "test_flaky", "test_fail_always"]
+      .map((name) => `\ndef ${name}():\n    time.sleep(300)\n`).join(""));
+  const started = await call(client, "run_stage", {
+    stage: "SDK-Stage", test_db: "l0_sdk", match: ["stage=pre_merge"], splits: 1,
+    python: "/usr/bin/python3", scenario: "local_direct", repo_root: root });
+  assert.ok(!started.isError, started.content[0].text);
+  const handle = started.structuredContent.handle;
+  const running = (await call(client, "wait_case", { handle, timeout_s: 2 })).structuredContent;
+  assert.equal(running.status, "running", JSON.stringify(running));
+  const cancelled = await call(client, "cancel_case", { handle, wait_s: 40 });
+  assert.equal(cancelled.structuredContent.status, "CANCELLED", JSON.stringify(cancelled.structuredContent));
+  assert.equal(cancelled.structuredContent.finished, true);
+  const left = spawnSync("pgrep", ["-f", `test_sdk.py`], { encoding: "utf8" });
+  const inRoot = (pid) => { try { return fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(root); } catch { return false; } };
+  const ours = left.stdout.trim().split("\n").filter((pid) => pid && inRoot(pid));
+  assert.deepEqual(ours, [], "the cancelled stage left pytest running");
 });
 
 await step("the server's stdout held JSON-RPC messages only", async () => {
