@@ -14,6 +14,10 @@
 #include "trtllm_run/runtime.h"
 #include "trtllm_run/status.h"
 
+namespace trtllm_run {
+struct StageRequest;  // stage/stage_plan.h
+}  // namespace trtllm_run
+
 namespace trtllm_run::cli {
 
 namespace po = boost::program_options;
@@ -41,6 +45,14 @@ int CasesDirCancel(const std::string& dir, double wait, int kill_grace);
 int PlanCasesMain(const po::variables_map& vm, const CaseRequest& shared);
 // `plan --stage NAME` / `plan --test-db CONTEXT` (cmd_plan_stage.cc).
 int PlanStageMain(const po::variables_map& vm, const CaseRequest& shared);
+// The stage flags `plan --stage` and `stage` share (--test-db, --waives, --splits,
+// --match) into *request, and on local_direct / local_docker this host's GPUs (nvidia-smi)
+// as the target's gpu and system_gpu_count; *probe_warning (may be null) says why the host
+// gave none. A --match that is not key=value is the usage error of `subcommand`: its exit
+// code is returned; nullopt when all is well.
+std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po::variables_map& vm,
+                                         const CaseRequest& shared, StageRequest* request,
+                                         std::string* probe_warning);
 
 // Prints "trtllm-run <subcommand>: error: <status>" and returns its exit code (2 for
 // bad input and unknown names, 3 otherwise). With JSON errors on (--json), stdout also

@@ -140,41 +140,49 @@ std::string Json(const StagePlan& plan) {
 
 }  // namespace
 
-int PlanStageMain(const po::variables_map& vm, const CaseRequest& shared) {
-  StageRequest request;
-  if (vm.count("stage")) request.stage = vm["stage"].as<std::string>();
-  if (vm.count("test-db")) request.test_db_context = vm["test-db"].as<std::string>();
-  if (vm.count("waives")) request.waives_file = vm["waives"].as<std::string>();
-  if (vm.count("splits")) request.splits = vm["splits"].as<int>();
-  if (shared.repo_root) request.repo_root = *shared.repo_root;
+std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po::variables_map& vm,
+                                         const CaseRequest& shared, StageRequest* request,
+                                         std::string* probe_warning) {
+  if (vm.count("test-db")) request->test_db_context = vm["test-db"].as<std::string>();
+  if (vm.count("waives")) request->waives_file = vm["waives"].as<std::string>();
+  if (vm.count("splits")) request->splits = vm["splits"].as<int>();
   if (vm.count("match")) {
     for (const std::string& pair : vm["match"].as<std::vector<std::string>>()) {
       const std::size_t equals = pair.find('=');
       if (equals == std::string::npos || equals == 0) {
-        return UsageError("plan", "--match '" + EscapeControl(pair) + "' is not key=value",
+        return UsageError(subcommand, "--match '" + EscapeControl(pair) + "' is not key=value",
                           "e.g. --match system_gpu_count=4 --match gpu=b200");
       }
-      request.match[pair.substr(0, equals)] = pair.substr(equals + 1);
+      request->match[pair.substr(0, equals)] = pair.substr(equals + 1);
     }
   }
   // On a local scenario the target is this host: its GPUs (nvidia-smi) give gpu and
-  // system_gpu_count, as CI's sysinfo does. Other targets are not probed here.
-  std::string probe_warning;
+  // system_gpu_count, as CI's sysinfo does. Slurm partitions are not probed here.
   if (shared.scenario &&
       (*shared.scenario == "local_direct" || *shared.scenario == "local_docker")) {
     std::unique_ptr<Scenario> local = MakeLocalScenario();
     Result<EnvFacts> facts = CheckEnvironment(*local, nullptr);
     if (facts.ok() && facts->gpu_count > 0) {
-      request.target_gpu = facts->device_type;
-      request.target_system_gpu_count = facts->gpu_count;
-    } else {
-      probe_warning =
+      request->target_gpu = facts->device_type;
+      request->target_system_gpu_count = facts->gpu_count;
+    } else if (probe_warning != nullptr) {
+      *probe_warning =
           "warning: --scenario " + *shared.scenario + ": nvidia-smi finds no GPU on this host (" +
           (facts.ok() ? (facts->notes.empty() ? std::string("no GPUs") : facts->notes.front())
                       : facts.status().message()) +
           "): gpu and system_gpu_count come from the stage; give --match to choose\n";
     }
   }
+  return std::nullopt;
+}
+
+int PlanStageMain(const po::variables_map& vm, const CaseRequest& shared) {
+  StageRequest request;
+  if (vm.count("stage")) request.stage = vm["stage"].as<std::string>();
+  if (shared.repo_root) request.repo_root = *shared.repo_root;
+  std::string probe_warning;
+  if (std::optional<int> bad = StageRequestFromFlags("plan", vm, shared, &request, &probe_warning))
+    return *bad;
   Result<StagePlan> plan = PlanStage(request);
   if (!plan.ok()) return Fail("plan", plan.status());
   std::cerr << probe_warning;

@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "cli.h"
-#include "placement/env_check.h"
 #include "stage/rerun_policy.h"
 #include "stage/stage_plan.h"
 #include "stage/stage_run.h"
@@ -115,35 +114,15 @@ int StageMain(int argc, char** argv) {
   request.stage = Positional(vm);
   request.repo_root = RepoRoot(shared.value());
   shared->repo_root = request.repo_root;
-  if (vm.count("test-db")) request.test_db_context = vm["test-db"].as<std::string>();
-  if (vm.count("waives")) request.waives_file = vm["waives"].as<std::string>();
-  if (vm.count("splits")) request.splits = vm["splits"].as<int>();
-  if (vm.count("match")) {
-    for (const std::string& pair : vm["match"].as<std::vector<std::string>>()) {
-      const std::size_t equals = pair.find('=');
-      if (equals == std::string::npos || equals == 0) {
-        return UsageError("stage", "--match '" + EscapeControl(pair) + "' is not key=value",
-                          "e.g. --match system_gpu_count=4 --match gpu=b200");
-      }
-      request.match[pair.substr(0, equals)] = pair.substr(equals + 1);
-    }
+  if (std::optional<int> bad =
+          StageRequestFromFlags("stage", vm, shared.value(), &request, nullptr)) {
+    return *bad;
   }
   StageRunOptions options;
   if (vm.count("rerun-signatures")) {
     auto signatures = stage::ReadFailureSignatures(vm["rerun-signatures"].as<std::string>());
     if (!signatures.ok()) return Fail("stage", signatures.status());
     options.failure_signatures = std::move(signatures.value());
-  }
-  // On a local scenario the target is this host: its GPUs give gpu and system_gpu_count
-  // (as `plan --stage` does, cmd_plan_stage.cc). Slurm partitions are not probed yet.
-  if (shared->scenario &&
-      (*shared->scenario == "local_direct" || *shared->scenario == "local_docker")) {
-    std::unique_ptr<Scenario> local = MakeLocalScenario();
-    Result<EnvFacts> facts = CheckEnvironment(*local, nullptr);
-    if (facts.ok() && facts->gpu_count > 0) {
-      request.target_gpu = facts->device_type;
-      request.target_system_gpu_count = facts->gpu_count;
-    }
   }
   Result<StagePlan> plan = PlanStage(request);
   if (!plan.ok()) return Fail("stage", plan.status());
