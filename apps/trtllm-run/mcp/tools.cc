@@ -475,6 +475,9 @@ ToolOutcome Tools::RunStage(const Value& args, CallContext& context) {
   if (state->status == "abandoned") {
     std::string log;
     for (const std::string& line : state->last_lines) log += (log.empty() ? "" : "\n") + line;
+    // Refused before it started a shard (bad input: exit 2): nothing is left behind. The
+    // handle is this call's own fresh dir and its supervisor has ended.
+    if (state->cases.empty()) fs::remove_all(handle, error);
     return ToolError("stage", Status::InvalidInput("trtllm-run stage " + EscapeControl(stage) +
                                                    " ended before it started a shard:\n" + log));
   }

@@ -238,9 +238,9 @@ await step("run_stage: bad input is a tool error and nothing runs", async () => 
   assert.ok(!fs.existsSync(junit));
   const missing = await call(client, "run_stage", { test_db: "l0_sdk", repo_root: root });
   assert.equal(missing.isError, true);
-  // Nothing ran: no shard work dir beside the refused handles.
+  // Nothing ran, nothing was left behind: no handle, no shard work dir.
   const dirs = fs.existsSync(path.join(root, "work_dirs")) ? fs.readdirSync(path.join(root, "work_dirs")) : [];
-  assert.deepEqual(dirs.filter((d) => !d.startsWith("stage_mcp_")), []);
+  assert.deepEqual(dirs, []);
 });
 
 await step("run_stage + wait_case: 2 shards, progress per shard, per-test outcomes", async () => {
