@@ -254,10 +254,20 @@ std::vector<CaseItem> StartedCases(const std::string& run_dir) {
   return items;
 }
 
+// The handle's supervisor.log as the state shows it: its path, size and last lines.
+void ReadSupervisorLog(const std::string& handle, const StateOptions& options, CaseState* state) {
+  const std::string supervisor_log = Join(handle, kSupervisorLogFile);
+  state->log_file = supervisor_log;
+  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
+    state->log_bytes = SizeOf(fd);
+    ::close(fd);
+  }
+  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
+}
+
 void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseState* state) {
   state->kind = "cases";
   std::string run_dir = handle;
-  std::string supervisor_log = Join(handle, kSupervisorLogFile);
   std::optional<SpawnRecord> spawn;
   if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kCasesRecordFile)); record.ok()) {
     spawn = record.value();
@@ -266,12 +276,7 @@ void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseSt
     state->supervisor_alive = SupervisorProven(*spawn, handle);
     state->elapsed_s = SecondsSince(spawn->started_at);
   }
-  state->log_file = supervisor_log;
-  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
-    state->log_bytes = SizeOf(fd);
-    ::close(fd);
-  }
-  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
+  ReadSupervisorLog(handle, options, state);
   // run_dir is <handle>/run or the handle: read beneath the handle, no symlink followed.
   Result<std::string> text = ReadFileInDir(
       handle, run_dir == handle ? std::string("result.json") : std::string("run/result.json"));
@@ -332,12 +337,7 @@ void ReadStageRun(const std::string& handle, const StateOptions& options, CaseSt
     state->supervisor_alive = SupervisorProven(record.value(), handle);
     state->elapsed_s = SecondsSince(record->started_at);
   }
-  state->log_file = supervisor_log;
-  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
-    state->log_bytes = SizeOf(fd);
-    ::close(fd);
-  }
-  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
+  ReadSupervisorLog(handle, options, state);
   Result<std::string> text = ReadFileInDir(handle, "run/result.json");
   Document doc;
   if (text.ok()) doc.Parse(text->c_str(), text->size());

@@ -108,26 +108,7 @@ std::string CasesToJson(const MultiRunResult& result) {
     writer.Int(count);
   }
   writer.EndObject();
-  json::WriteKey(&writer, "sessions");
-  writer.StartArray();
-  for (const SessionReport& session : result.sessions) {
-    writer.StartObject();
-    json::WriteKey(&writer, "scenario");
-    json::WriteString(&writer, session.scenario);
-    json::WriteKey(&writer, "cases");
-    writer.Int(session.cases);
-    json::WriteKey(&writer, "shared");
-    writer.Bool(!session.stats.empty());
-    json::WriteKey(&writer, "stats");
-    writer.StartObject();
-    for (const auto& [key, value] : session.stats) {
-      json::WriteKey(&writer, key);
-      json::WriteString(&writer, value);
-    }
-    writer.EndObject();
-    writer.EndObject();
-  }
-  writer.EndArray();
+  WriteSessionReports(&writer, result.sessions);
   json::WriteKey(&writer, "cases");
   writer.StartArray();
   for (const CaseOutcome& outcome : result.cases) {
@@ -263,6 +244,29 @@ std::string FormatCasesTable(const MultiRunResult& result) {
   for (const auto& [status, count] : counts) text += " " + status + " " + std::to_string(count);
   text += "\ncombined result: " + result.run_dir + "/result.json";
   return text;
+}
+
+void WriteSessionReports(json::Writer* writer, const std::vector<SessionReport>& sessions) {
+  json::WriteKey(writer, "sessions");
+  writer->StartArray();
+  for (const SessionReport& session : sessions) {
+    writer->StartObject();
+    json::WriteKey(writer, "scenario");
+    json::WriteString(writer, session.scenario);
+    json::WriteKey(writer, "cases");
+    writer->Int(session.cases);
+    json::WriteKey(writer, "shared");
+    writer->Bool(!session.stats.empty());
+    json::WriteKey(writer, "stats");
+    writer->StartObject();
+    for (const auto& [key, value] : session.stats) {
+      json::WriteKey(writer, key);
+      json::WriteString(writer, value);
+    }
+    writer->EndObject();
+    writer->EndObject();
+  }
+  writer->EndArray();
 }
 
 }  // namespace trtllm_run

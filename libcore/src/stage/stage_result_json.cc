@@ -2,6 +2,7 @@
 #include <string>
 
 #include "model/json_util.h"
+#include "runtime/cases_report.h"
 #include "stage/stage_run.h"
 
 namespace trtllm_run {
@@ -77,19 +78,7 @@ std::string StageResultToJson(const StageRunResult& result) {
   }
   w.EndArray();
 
-  json::WriteKey(&w, "sessions");
-  w.StartArray();
-  for (const SessionReport& session : result.sessions) {
-    w.StartObject();
-    Str(&w, "scenario", session.scenario);
-    Int(&w, "cases", session.cases);
-    json::WriteKey(&w, "stats");
-    w.StartObject();
-    for (const auto& [key, value] : session.stats) Str(&w, key.c_str(), value);
-    w.EndObject();
-    w.EndObject();
-  }
-  w.EndArray();
+  WriteSessionReports(&w, result.sessions);
 
   json::WriteKey(&w, "tests");
   w.StartArray();
