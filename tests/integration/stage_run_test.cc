@@ -294,3 +294,42 @@ TEST_CASE("stage on local_slurm: a 2-GPU job runs each pytest once, not once per
       Shell("sacct -n -X -j " + result->shard_runs[0].job_id + " -o AllocTRES%80 | head -1");
   CHECK(gres.find("gres/gpu=2") != std::string::npos);
 }
+
+TEST_CASE("stage: a shard job that failed while its JUnit says every test passed is no PASS",
+          "[stage][cli]") {
+  // The job's own files cannot make a stage PASSED alone: pytest here writes its JUnit
+  // (every test passed), then a conftest hook ends the process with exit code 1.
+  TempDir repo("trtllm_stage_forged");
+  const std::string defs = repo.path() + "/tests/integration/defs";
+  fs::create_directories(defs);
+  WriteTextFile(defs + "/conftest.py",
+                "import os\n\n\ndef pytest_unconfigure(config):\n    os._exit(1)\n");
+  WriteTextFile(defs + "/test_ok.py", "def test_ok():\n    assert True\n");
+  StagePlan plan;
+  plan.stage_name = "Fixture-Forged-1";
+  plan.test_db_context = "l0_fixture";
+  plan.split_count = 1;
+  plan.splits = {1};
+  StageShard shard;
+  shard.split_id = 1;
+  StageTest test;
+  test.id = "test_ok.py::test_ok";
+  test.expected_seconds = 1;
+  shard.tests = {test};
+  plan.shards = {shard};
+  auto runtime = trtllm_run::Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::ostringstream progress;
+  trtllm_run::StageRunOptions options = Options(repo.path(), &progress);
+  options.shared.scenario = "local_direct";
+  auto result = trtllm_run::RunStage(*runtime.value(), plan, options);
+  INFO(progress.str());
+  REQUIRE(result.ok());
+  CHECK(result->counts.passed == 1);  // what the JUnit file says
+  CHECK(result->status == "ERROR");
+  bool named = false;
+  for (const std::string& warning : result->warnings) {
+    named |= warning.find("show no failing test") != std::string::npos;
+  }
+  CHECK(named);
+}

@@ -228,18 +228,27 @@ CaseEntry CaseOfJob(const ShardJob& job, int round, const StagePlan& plan,
 
 // Reads back what a round's pytest processes left: attempts from the JUnit files, and
 // for tests without a result, whether they were running (unfinished) or never started.
+// A shard job that did not pass must show why in its results: one whose pytest files say
+// every test passed contradicts the scheduler or the process, and sets `*contradicted` (the
+// job's own files never make a stage PASSED alone).
 void CollectRound(const std::vector<ShardJob>& jobs, const MultiRunResult& multi,
                   std::vector<StageTestResult>* tests, std::map<std::string, bool>* unfinished,
-                  std::set<std::string>* expanded, std::vector<std::string>* warnings) {
+                  std::set<std::string>* expanded, std::vector<std::string>* warnings,
+                  bool* contradicted) {
   std::map<std::string, std::size_t> index_of;
   for (std::size_t i = 0; i < tests->size(); ++i) index_of[(*tests)[i].id] = i;
   for (const ShardJob& job : jobs) {
     std::string verdict;
+    bool job_passed = true;
     for (const CaseOutcome& outcome : multi.cases) {
       if (outcome.entry.index == job.split_id) {
         verdict = std::string(RunStatusName(outcome.result.status)) + ": " + outcome.result.reason;
+        job_passed = outcome.result.status == RunStatus::kPassed ||
+                     outcome.result.status == RunStatus::kCancelled;
       }
     }
+    std::map<std::string, std::size_t> attempts_before_job;
+    for (const StageTestResult& test : *tests) attempts_before_job[test.id] = test.attempts.size();
     for (const PytestProcess& process : job.processes) {
       std::vector<std::size_t> attempts_before(tests->size());
       for (std::size_t i = 0; i < tests->size(); ++i) {
@@ -304,6 +313,23 @@ void CollectRound(const std::vector<ShardJob>& jobs, const MultiRunResult& multi
         } else if (test.attempts.empty()) {
           test.not_run_reason = "its shard ended before it started (" + verdict + ")";
         }
+      }
+    }
+    if (!job_passed) {
+      bool explained = false;
+      for (const StageTestResult& test : *tests) {
+        auto before = attempts_before_job.find(test.id);
+        std::size_t from = before == attempts_before_job.end() ? 0 : before->second;
+        for (std::size_t a = from; a < test.attempts.size(); ++a) {
+          explained |= test.attempts[a].outcome == JUnitOutcome::kFailed ||
+                       test.attempts[a].outcome == JUnitOutcome::kError;
+        }
+      }
+      if (!explained) {
+        *contradicted = true;
+        warnings->push_back("split " + std::to_string(job.split_id) + ": the job ended " + verdict +
+                            ", but its pytest results show no failing test: they cannot be "
+                            "trusted, and the stage is not PASSED");
       }
     }
   }
@@ -416,6 +442,7 @@ Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
       result.run_dir + "/timeouts.json", std::string(timeouts.GetString(), timeouts.GetSize())));
 
   std::map<std::string, bool> unfinished;
+  bool contradicted = false;  // a shard job that failed while its results show none
   std::set<std::string> expanded;
   std::vector<ShardJob> jobs = JobsOfRound(by_split, 0, junit_dir);
   bool cancelled = false;
@@ -424,7 +451,8 @@ Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
     if (!round0.ok()) return round0.status();
     result.sessions = round0->sessions;
     RecordRound(jobs, *round0, 0, &result);
-    CollectRound(jobs, *round0, &result.tests, &unfinished, &expanded, &result.warnings);
+    CollectRound(jobs, *round0, &result.tests, &unfinished, &expanded, &result.warnings,
+                 &contradicted);
     for (const CaseOutcome& outcome : round0->cases) {
       if (outcome.result.status == RunStatus::kCancelled) cancelled = true;
     }
@@ -473,7 +501,8 @@ Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
     }
     RecordRound(rerun_jobs, *rerun, round, &result);
     std::map<std::string, bool> ignored;
-    CollectRound(rerun_jobs, *rerun, &result.tests, &ignored, &expanded, &result.warnings);
+    CollectRound(rerun_jobs, *rerun, &result.tests, &ignored, &expanded, &result.warnings,
+                 &contradicted);
     for (const CaseOutcome& outcome : rerun->cases) {
       if (outcome.result.status == RunStatus::kCancelled) cancelled = true;
     }
@@ -490,7 +519,7 @@ Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
   result.interrupted = cancelled && options.cancel && options.cancel->cancelled();
   if (cancelled) {
     result.status = "CANCELLED";
-  } else if (result.counts.total == 0) {
+  } else if (result.counts.total == 0 || contradicted) {
     result.status = "ERROR";
   } else {
     result.status = result.counts.AllPassed() ? "PASSED" : "FAILED";
