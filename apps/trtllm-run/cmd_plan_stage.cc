@@ -4,6 +4,7 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <cstdlib>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -39,7 +40,15 @@ std::string Text(const StagePlan& plan) {
     out << ", " << plan.gpu_count << " GPU" << (plan.gpu_count == 1 ? "" : "s") << " on "
         << plan.node_count << " node" << (plan.node_count == 1 ? "" : "s");
   }
-  out << "\nkeys: " << EscapeControl(KeysText(plan.match_keys)) << "\nblocks:\n";
+  out << "\nkeys: " << EscapeControl(KeysText(plan.match_keys)) << "\n";
+  for (const auto& [key, origin] : plan.key_origins) {
+    if (key != "gpu" && key != "system_gpu_count" && origin != "--match") continue;
+    auto value = plan.match_keys.find(key);
+    if (value == plan.match_keys.end()) continue;
+    out << "  " << EscapeControl(key + "=" + value->second) << " from " << EscapeControl(origin)
+        << "\n";
+  }
+  out << "blocks:\n";
   for (const std::string& line : plan.matched_blocks_explained) out << "  " << line << "\n";
   for (const StageShard& shard : plan.shards) {
     out << "shard " << shard.split_id << "/" << plan.split_count << ": " << shard.tests.size()
@@ -113,6 +122,13 @@ std::string Json(const StagePlan& plan) {
     str(value);
   }
   w.EndObject();
+  w.Key("key_origins");
+  w.StartObject();
+  for (const auto& [key, origin] : plan.key_origins) {
+    w.Key(key.c_str(), static_cast<rapidjson::SizeType>(key.size()));
+    str(origin);
+  }
+  w.EndObject();
   strings("matched_blocks_explained", plan.matched_blocks_explained);
   w.Key("shards");
   w.StartArray();
@@ -138,6 +154,41 @@ std::string Json(const StagePlan& plan) {
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
+// The partition a stage's jobs go to on a Slurm scenario, and its GRES and node count:
+// a placeholder case is placed as `run` places one (the catalog, config files, SSH
+// options, the probe and the default-partition rule), nothing is written.
+Result<StagePartitionFacts> ProbeStagePartition(const po::variables_map& vm,
+                                                const CaseRequest& shared) {
+  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
+  if (!runtime.ok()) return runtime.status();
+  CaseRequest probe = shared;
+  probe.custom_cmd = "true";
+  probe.custom_script.reset();
+  probe.test_cmd.reset();
+  if (!probe.model_name) probe.model_name = "stage_partition_probe";
+  // Only the partition matters here: no image to resolve, nothing to install or build.
+  probe.container_runtime = "none";
+  probe.container_image = "none";
+  probe.skip_install = true;
+  probe.build_project = false;
+  Result<PlannedCase> planned = runtime.value()->Plan(probe);
+  if (!planned.ok()) return planned.status();
+  const Placement& placement = planned->placement;
+  // sbatch's "a,b" list: the first member stands for all (the same on each, in CI's pools).
+  const std::string name = placement.partition.substr(0, placement.partition.find(','));
+  if (placement.slurm_env) {
+    for (const SlurmPartition& partition : placement.slurm_env->partitions) {
+      if (partition.name != name) continue;
+      StagePartitionFacts facts;
+      facts.name = name;
+      facts.gres = partition.gres;
+      facts.nodes = std::atol(partition.nodes.c_str());
+      return facts;
+    }
+  }
+  return Status::ExecutionError("the Slurm probe does not describe partition '" + name + "'");
+}
+
 }  // namespace
 
 std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po::variables_map& vm,
@@ -157,7 +208,8 @@ std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po
     }
   }
   // On a local scenario the target is this host: its GPUs (nvidia-smi) give gpu and
-  // system_gpu_count, as CI's sysinfo does. Slurm partitions are not probed here.
+  // system_gpu_count, as CI's sysinfo does. On a Slurm scenario the partition the jobs go
+  // to gives them (its GPU GRES and node count), found as a case's placement finds it.
   if (shared.scenario &&
       (*shared.scenario == "local_direct" || *shared.scenario == "local_docker")) {
     std::unique_ptr<Scenario> local = MakeLocalScenario();
@@ -165,12 +217,27 @@ std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po
     if (facts.ok() && facts->gpu_count > 0) {
       request->target_gpu = facts->device_type;
       request->target_system_gpu_count = facts->gpu_count;
+      request->target_origin = "nvidia-smi on this host";
     } else if (probe_warning != nullptr) {
       *probe_warning =
           "warning: --scenario " + *shared.scenario + ": nvidia-smi finds no GPU on this host (" +
           (facts.ok() ? (facts->notes.empty() ? std::string("no GPUs") : facts->notes.front())
                       : facts.status().message()) +
           "): gpu and system_gpu_count come from the stage; give --match to choose\n";
+    }
+  } else if (shared.scenario &&
+             (*shared.scenario == "local_slurm" || *shared.scenario == "remote_slurm")) {
+    Result<StagePartitionFacts> partition = ProbeStagePartition(vm, shared);
+    if (!partition.ok() && partition.status().code() == StatusCode::kInvalidInput) {
+      return Fail(subcommand, partition.status());
+    }
+    if (partition.ok()) {
+      request->target_partition = std::move(partition.value());
+    } else if (probe_warning != nullptr) {
+      *probe_warning = "warning: --scenario " + *shared.scenario +
+                       ": the partition could not be probed (" +
+                       EscapeControl(partition.status().message()) +
+                       "): gpu and system_gpu_count come from the stage; give --match to choose\n";
     }
   }
   return std::nullopt;

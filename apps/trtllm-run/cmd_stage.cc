@@ -114,10 +114,12 @@ int StageMain(int argc, char** argv) {
   request.stage = Positional(vm);
   request.repo_root = RepoRoot(shared.value());
   shared->repo_root = request.repo_root;
+  std::string probe_warning;
   if (std::optional<int> bad =
-          StageRequestFromFlags("stage", vm, shared.value(), &request, nullptr)) {
+          StageRequestFromFlags("stage", vm, shared.value(), &request, &probe_warning)) {
     return *bad;
   }
+  if (!probe_warning.empty()) std::cerr << "trtllm-run stage: " << probe_warning;
   StageRunOptions options;
   if (vm.count("rerun-signatures")) {
     auto signatures = stage::ReadFailureSignatures(vm["rerun-signatures"].as<std::string>());

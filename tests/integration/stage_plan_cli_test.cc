@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "slurm_test_util.h"
 
 using namespace trtllm_run_test;
 
@@ -136,4 +137,94 @@ TEST_CASE("plan --stage: bad input is exit 2 with what, where and what is valid"
   REQUIRE_FALSE(doc.HasParseError());
   CHECK_THAT(std::string(doc["error"]["message"].GetString()),
              Catch::Contains("test-db context 'l0_nope' has no file"));
+}
+
+// The test cluster's partitions (tests/services/slurm.sh): batch and multi hold untyped
+// fake GPUs (gpu:2) on 1 and 2 nodes, cpu none.
+TEST_CASE("plan --stage on local_slurm: the partition's GRES and node count give the keys",
+          "[stage][cli][slurm]") {
+  trtllm_run_test::EnsureSlurm();
+  auto plan_json = [](const std::string& stage, std::vector<std::string> more) {
+    std::vector<std::string> args = {"--stage", stage, "--scenario", "local_slurm", "--json"};
+    args.insert(args.end(), more.begin(), more.end());
+    return Plan(args);
+  };
+  CliRun run = plan_json("A10-PyTorch-Post-Merge-1", {"--partition", "batch"});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  rapidjson::Document doc;
+  doc.Parse(run.stdout_text.c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  CHECK(std::string(doc["match_keys"]["system_gpu_count"].GetString()) == "1");
+  CHECK(std::string(doc["key_origins"]["system_gpu_count"].GetString()) ==
+        "the stage's 1 GPU, which GRES gpu:2 x 1 node of partition batch holds");
+  CHECK(std::string(doc["match_keys"]["gpu"].GetString()) == "a10");
+  CHECK(std::string(doc["key_origins"]["gpu"].GetString()) == "stage name's GPU segment");
+  CHECK_THAT(run.stderr_text, Catch::Contains("partition batch's GRES gpu:2 names no GPU type"));
+  CHECK_THAT(run.stderr_text, Catch::Contains("  system_gpu_count=1 from the stage's 1 GPU, which "
+                                              "GRES gpu:2 x 1 node of partition batch holds\n"));
+  CHECK(run.stderr_text.find("not probed") == std::string::npos);
+
+  // The default partition (batch) when none is given; a 4-GPU stage gets the 2 it holds.
+  run = plan_json("DGX_B200-4_GPUs-PyTorch-1", {"--match", "gpu=b200"});
+  INFO(run.Describe());
+  doc.Parse(run.stdout_text.c_str());
+  if (run.exit_code == 0) {
+    REQUIRE_FALSE(doc.HasParseError());
+    CHECK(std::string(doc["match_keys"]["system_gpu_count"].GetString()) == "2");
+    CHECK(std::string(doc["key_origins"]["gpu"].GetString()) == "--match");
+  }
+  CHECK_THAT(run.stderr_text,
+             Catch::Contains("partition batch offers 2 GPUs per node on 1 node (GRES gpu:2), the "
+                             "stage asks for 4 GPUs on 1 node: rendered with system_gpu_count=2"));
+
+  // multi: 2 nodes of 2 GPUs hold the 8-GPU 2-node stage's 2 nodes only in part.
+  run = plan_json("GB200-8_GPUs-2_Nodes-PyTorch-Post-Merge-1",
+                  {"--partition", "multi", "--match", "system_gpu_count=8"});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  doc.Parse(run.stdout_text.c_str());
+  CHECK(std::string(doc["match_keys"]["system_gpu_count"].GetString()) == "8");
+  CHECK(std::string(doc["key_origins"]["system_gpu_count"].GetString()) == "--match");
+  CHECK_THAT(run.stderr_text, Catch::Contains("partition multi offers 2 GPUs per node on 2 nodes"));
+
+  // No GPU GRES: the stage's own numbers, with the warning.
+  run = plan_json("A10-PyTorch-Post-Merge-1", {"--partition", "cpu"});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  doc.Parse(run.stdout_text.c_str());
+  CHECK(std::string(doc["key_origins"]["system_gpu_count"].GetString()) ==
+        "stage table's GPU count");
+  CHECK_THAT(run.stderr_text,
+             Catch::Contains("partition cpu has no GPU GRES (sinfo %G: (null)): gpu and "
+                             "system_gpu_count come from the stage's name and table"));
+
+  // A partition the cluster does not have is bad input.
+  run = plan_json("A10-PyTorch-Post-Merge-1", {"--partition", "no_such_partition"});
+  INFO(run.Describe());
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.stderr_text, Catch::Contains("no_such_partition"));
+}
+
+TEST_CASE("plan --stage on remote_slurm: the partition is probed over ssh",
+          "[stage][cli][slurm][sshd]") {
+  trtllm_run_test::EnsureSshd();
+  TempDir dir("trtllm_stage_remote_plan");
+  const std::string ssh_config = dir.path() + "/ssh_config";
+  WriteTextFile(ssh_config,
+                "Host trtllm-test-login\n  HostName 127.0.0.1\n  Port 2222\n"
+                "  UserKnownHostsFile /run/trtllm-test-sshd/known_hosts\n"
+                "  IdentityFile /run/trtllm-test-sshd/id_ed25519\n  IdentitiesOnly yes\n");
+  CliRun run =
+      Plan({"--stage", "A10-PyTorch-Post-Merge-1", "--scenario", "remote_slurm", "--ssh-host",
+            "trtllm-test-login", "--slurm-user", "sshtest", "--ssh-config-file", ssh_config,
+            "--remote-repo-path", "/home/sshtest/trtllm_stage_plan_never/TensorRT-LLM",
+            "--repo-url", "/nonexistent", "--partition", "multi", "--json"});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  rapidjson::Document doc;
+  doc.Parse(run.stdout_text.c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  CHECK(std::string(doc["key_origins"]["system_gpu_count"].GetString()) ==
+        "the stage's 1 GPU, which GRES gpu:2 x 1 node of partition multi holds");
 }

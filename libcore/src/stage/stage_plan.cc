@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -229,29 +230,55 @@ Result<StagePlan> PlanStage(const StageRequest& request) {
   }
 
   std::map<std::string, std::string>& keys = plan.match_keys;
+  std::map<std::string, std::string>& origins = plan.key_origins;
   if (!key_name.empty()) keys = MatchKeysFromStageName(key_name);
+  for (const auto& [key, value] : keys) origins[key] = "stage name";
   const bool name_gave_gpu = keys.count("gpu") > 0;
+  // The target's facts: given (nvidia-smi locally), else the Slurm partition's GRES.
+  std::optional<std::string> target_gpu = request.target_gpu;
+  std::optional<int> target_count = request.target_system_gpu_count;
+  std::string gpu_origin = request.target_origin, count_origin = request.target_origin;
+  const bool target_known = target_gpu || target_count || request.target_partition;
+  if (!target_gpu && !target_count && request.target_partition) {
+    StageTargetKeys from_partition =
+        StageKeysFromPartition(*request.target_partition, plan.gpu_count, plan.node_count);
+    target_gpu = from_partition.gpu;
+    target_count = from_partition.system_gpu_count;
+    gpu_origin = from_partition.gpu_origin;
+    count_origin = from_partition.system_gpu_count_origin;
+    plan.warnings.insert(plan.warnings.end(), from_partition.warnings.begin(),
+                         from_partition.warnings.end());
+  }
   // gpu / system_gpu_count: --match, else the target's facts, else the stage's name/table.
   std::vector<std::string> from_name;
-  if (request.target_gpu) {
-    keys["gpu"] = *request.target_gpu;
+  if (target_gpu) {
+    keys["gpu"] = *target_gpu;
+    origins["gpu"] = gpu_origin.empty() ? "the target" : gpu_origin;
   } else if (!request.stage.empty() && !request.match.count("gpu")) {
     if (!name_gave_gpu) {
       std::string gpu = StageGpuSegment(request.stage);
       std::transform(gpu.begin(), gpu.end(), gpu.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       keys["gpu"] = gpu;
+      origins["gpu"] = "stage name's GPU segment";
     }
     from_name.push_back("gpu=" + keys["gpu"]);
   }
-  if (request.target_system_gpu_count) {
-    keys["system_gpu_count"] = std::to_string(*request.target_system_gpu_count);
+  if (target_count) {
+    keys["system_gpu_count"] = std::to_string(*target_count);
+    origins["system_gpu_count"] = count_origin.empty() ? "the target" : count_origin;
   } else if (!request.match.count("system_gpu_count") && (name_gave_gpu || plan.gpu_count > 0)) {
-    if (!name_gave_gpu) keys["system_gpu_count"] = std::to_string(plan.gpu_count);
+    if (!name_gave_gpu) {
+      keys["system_gpu_count"] = std::to_string(plan.gpu_count);
+      origins["system_gpu_count"] = "stage table's GPU count";
+    }
     from_name.push_back("system_gpu_count=" + keys["system_gpu_count"]);
   }
-  for (const auto& [key, value] : request.match) keys[key] = value;
-  if (!from_name.empty()) {
+  for (const auto& [key, value] : request.match) {
+    keys[key] = value;
+    origins[key] = "--match";
+  }
+  if (!from_name.empty() && !target_known) {
     std::string names;
     for (const std::string& key : from_name) names += (names.empty() ? "" : ", ") + key;
     plan.warnings.push_back(names + " come from the stage's name and table, not from the " +

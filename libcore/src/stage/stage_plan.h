@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "stage/stage_target.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
@@ -41,7 +42,10 @@ struct StagePlan {
   int gpu_count = 0;  // the stage table's GPU count: all nodes together (8 for 8_GPUs-2_Nodes);
                       // 0 when --test-db skipped the table
   int node_count = 1;
-  std::map<std::string, std::string> match_keys;      // stage, backend, orchestrator, gpu, ...
+  std::map<std::string, std::string> match_keys;  // stage, backend, orchestrator, gpu, ...
+  // Where each key's value came from: "stage name", "--match", "nvidia-smi on this host",
+  // "GRES gpu:b200:8 of partition batch", ... (one entry per key of match_keys).
+  std::map<std::string, std::string> key_origins;
   std::vector<std::string> matched_blocks_explained;  // one line per block, matched or not
   std::vector<StageShard> shards;                     // one per covered split, in `splits` order
   std::vector<StageTest> waived;  // rendered tests that waives.txt turns into SKIP
@@ -63,6 +67,11 @@ struct StageRequest {
   // for system_gpu_count when neither gives one.
   std::optional<std::string> target_gpu;  // e.g. "B200" (wildcards match case-insensitively)
   std::optional<int> target_system_gpu_count;
+  std::string target_origin;  // where target_gpu / target_system_gpu_count came from
+  // A Slurm target: the partition the stage's jobs go to. Used for gpu / system_gpu_count
+  // (StageKeysFromPartition, with the stage table's counts) when target_gpu and
+  // target_system_gpu_count are not given.
+  std::optional<StagePartitionFacts> target_partition;
 };
 
 // The plan of `request`. Every rendered test, waived or not, takes part in the split, as
