@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <optional>
+#include <regex>
 #include <set>
 
 #include "trtllm_run/sdk/text.h"
@@ -165,6 +167,68 @@ bool IsIdentifierChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
 }
 
+// The value of `name` where the text before `before` last sets it to a number
+// (`def numMultiNodeTests = 9`, `count = 3`), or the number `name` itself.
+std::optional<int> NumberOrVariable(std::string_view text, std::size_t before,
+                                    const std::string& name) {
+  if (std::optional<long long> n = ParseInteger(name, 0, 100000)) return static_cast<int>(*n);
+  const std::regex assignment("(?:^|[^\\w.])" + name + "\\s*=\\s*(\\d{1,5})\\b");
+  std::optional<int> value;
+  const std::string head(text.substr(0, before));
+  for (std::sregex_iterator it(head.begin(), head.end(), assignment), end; it != end; ++it) {
+    value = std::stoi((*it)[1].str());
+  }
+  return value;
+}
+
+// The entries of `(1..N).collectEntries { i -> ["<name>-${i}".toString(), [values]] }`
+// (L0_Test.groovy's generated families, e.g. its multi-node stages): one entry per i, the
+// loop variable and N substituted in the name and the values. N may be a variable set to
+// a number earlier in the text.
+void ReadRangeFamilies(std::string_view view, const std::function<void(StageEntry)>& add) {
+  static const std::regex kRange(
+      "\\(\\s*(\\d{1,5})\\s*\\.\\.\\s*(\\w+)\\s*\\)\\s*\\.collectEntries\\s*\\{\\s*(\\w+)\\s*->"
+      "\\s*\\[\\s*\"([^\"\\n]*)\"(?:\\s*\\.toString\\(\\))?\\s*,\\s*\\[([^\\]\\n]*)\\]\\s*\\]");
+  const std::string text(view);
+  for (std::sregex_iterator it(text.begin(), text.end(), kRange), end; it != end; ++it) {
+    const std::smatch& match = *it;
+    const std::size_t at = static_cast<std::size_t>(match.position(0));
+    const std::string count_name = match[2].str();
+    const std::string loop = match[3].str();
+    std::optional<int> first = NumberOrVariable(view, at, match[1].str());
+    std::optional<int> last = NumberOrVariable(view, at, count_name);
+    if (!first || !last) continue;
+    for (int k = *first; k <= *last && k - *first < 1000; ++k) {
+      const std::string number = std::to_string(k);
+      std::string name = match[4].str();
+      for (const std::string& placeholder : {"${" + loop + "}", "$" + loop}) {
+        for (std::size_t pos = name.find(placeholder); pos != std::string::npos;
+             pos = name.find(placeholder, pos + number.size())) {
+          name.replace(pos, placeholder.size(), number);
+        }
+      }
+      std::vector<Element> values;
+      bool readable = true;
+      const std::string inner = match[5].str() + "]";
+      std::size_t i = 0;
+      std::optional<std::vector<Element>> raw = ReadElements(inner, &i, ']');
+      if (!raw) continue;
+      for (Element value : *raw) {
+        if (!value.is_string && value.text == loop) value.text = number;
+        if (!value.is_string && value.text == count_name) value.text = std::to_string(*last);
+        readable &= value.is_string || Number(value).has_value() || value.text == "true" ||
+                    value.text == "false";
+        values.push_back(std::move(value));
+      }
+      if (!readable) continue;
+      if (std::optional<StageEntry> entry = EntryFrom(name, values)) {
+        entry->line = LineOf(view, at);
+        add(std::move(*entry));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<StageEntry> ReadStageTable(std::string_view groovy) {
@@ -231,6 +295,7 @@ std::vector<StageEntry> ReadStageTable(std::string_view groovy) {
     }
     ++i;
   }
+  ReadRangeFamilies(view, add);
   return entries;
 }
 

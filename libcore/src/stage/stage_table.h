@@ -3,8 +3,11 @@
 //   "DGX_B200-4_GPUs-PyTorch-1": ["b200-x4", "l0_dgx_b200", 1, 2, 4, 1, true],
 //   (name: [platform, test-db context, split id, split count, GPU count?, node count?, ...])
 // and the `buildStageConfigs("<family>", "<platform>", "<context>", <splits>, <gpus>,
-// <nodes>)` calls that expand to "<family>-1" .. "<family>-<splits>". Commented-out lines
-// (`//`, `/* */`) are not stages. And the match keys CI derives from a stage's name.
+// <nodes>)` calls that expand to "<family>-1" .. "<family>-<splits>", and the families a
+// range generates, `(1..N).collectEntries { i -> ["<family>-${i}".toString(), [platform,
+// context, i, N, gpus, nodes]] }` with N a number or a variable set to one earlier in the
+// text. Commented-out lines (`//`, `/* */`) are not stages. And the match keys CI derives
+// from a stage's name.
 #ifndef TRTLLM_RUN_STAGE_STAGE_TABLE_H_
 #define TRTLLM_RUN_STAGE_STAGE_TABLE_H_
 
