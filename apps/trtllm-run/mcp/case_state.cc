@@ -337,6 +337,15 @@ void ReadStageRun(const std::string& handle, const StateOptions& options, CaseSt
     state->supervisor_alive = SupervisorProven(record.value(), handle);
     state->elapsed_s = SecondsSince(record->started_at);
   }
+  // The scenario run_stage was asked for (a field of the request file it wrote for the
+  // stage's shared request): every shard job runs there. Empty when routing chose.
+  if (Result<std::string> request = ReadFileInDir(handle, "shared_request.json"); request.ok()) {
+    Document fields;
+    fields.Parse(request->c_str(), request->size());
+    const Value* scenario =
+        !fields.HasParseError() && fields.IsObject() ? Member(fields, "scenario") : nullptr;
+    if (scenario && scenario->IsString()) state->scenario = scenario->GetString();
+  }
   ReadSupervisorLog(handle, options, state);
   Result<std::string> text = ReadFileInDir(handle, "run/result.json");
   Document doc;

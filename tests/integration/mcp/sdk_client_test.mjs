@@ -5,7 +5,8 @@
 // local_direct case waited for across several calls, a cancelled case, a wait the client
 // aborts (notifications/cancelled), and a local_slurm case on the test cluster to its
 // verdict, and run_stage: a CI stage of a fixture checkout in 2 shards with a flaky and a
-// failing test, its shard jobs as they start and every test's outcome at the end.
+// failing test, its shard jobs as they start and every test's outcome at the end, on
+// local_direct and as Slurm jobs on the test cluster (local_slurm).
 //
 //   TRTLLM_RUN_BIN=build/bin/trtllm-run node sdk_client_test.mjs
 import assert from "node:assert/strict";
@@ -274,6 +275,45 @@ await step("run_stage + wait_case: 2 shards, progress per shard, per-test outcom
   assert.equal(status.structuredContent.status, "FAILED");
   const cancelled = await call(client, "cancel_case", { handle });
   assert.match(cancelled.structuredContent.cancel_output, /nothing to cancel/);
+});
+
+await step("run_stage on local_slurm: 2 shards as 2 Slurm jobs, per-test outcomes", async () => {
+  const root = path.join(repo, "stage_slurm");
+  writeStageCheckout(root);
+  const started = await call(client, "run_stage", {
+    stage: "SDK-Stage", test_db: "l0_sdk", match: ["stage=pre_merge"], splits: 2,
+    python: "/usr/bin/python3", scenario: "local_slurm", partition: "batch", skip_install: true,
+    container_runtime: "none", container_image: "none", repo_root: root });
+  assert.ok(!started.isError, started.content[0].text);
+  const handle = started.structuredContent.handle;
+  assert.equal(started.structuredContent.kind, "stage");
+  const { state } = await waitForVerdict(client, handle, 15, 30);
+  assert.equal(state.status, "FAILED", JSON.stringify(state));
+  assert.equal(state.exit_code, 1);
+  // Each first-round shard is a Slurm job of its own that sacct knows and that ended.
+  const shards = state.cases.filter((c) => /^split \d$/.test(c.name));
+  assert.deepEqual(shards.map((c) => c.name).sort(), ["split 1", "split 2"], JSON.stringify(state.cases));
+  const ids = shards.map((c) => c.job_id);
+  assert.ok(ids.every((id) => /^\d+$/.test(id || "")), JSON.stringify(shards));
+  assert.notEqual(ids[0], ids[1]);
+  for (const id of ids) {
+    const ended = execFileSync("sacct", ["-n", "-X", "-j", id, "-o", "State%20"], { encoding: "utf8" });
+    assert.match(ended, /COMPLETED|FAILED/, `job ${id}: ${ended}`);
+    const queued = execFileSync("squeue", ["-h", "-j", id, "-t", "PD,R,CG"], { encoding: "utf8" });
+    assert.equal(queued.trim(), "", `job ${id} still queued or running`);
+  }
+  // Reruns ran as jobs too, and every test has its outcome.
+  assert.ok(state.cases.some((c) => / rerun 1$/.test(c.name) && /^\d+$/.test(c.job_id || "")),
+            JSON.stringify(state.cases));
+  const outcome = Object.fromEntries(state.result.tests.map((t) => [t.id, t]));
+  assert.equal(outcome["test_sdk.py::test_pass_a"].outcome, "passed");
+  assert.equal(outcome["test_sdk.py::test_pass_b"].outcome, "passed");
+  assert.equal(outcome["test_sdk.py::test_flaky"].outcome, "flaky");
+  assert.equal(outcome["test_sdk.py::test_flaky"].reruns, 1);
+  assert.equal(outcome["test_sdk.py::test_fail_always"].outcome, "failed");
+  assert.equal(outcome["test_sdk.py::test_fail_always"].reruns, 2);
+  assert.equal(state.result.counts.total, 4);
+  assert.equal(state.scenario, "local_slurm");
 });
 
 await step("run_stage + cancel_case: a running stage is stopped, its shards' processes gone", async () => {
