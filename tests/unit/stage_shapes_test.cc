@@ -71,6 +71,13 @@ TEST_CASE("stage table: a family from a range's collectEntries", "[stage]") {
             .empty());
   CHECK(ReadStageTable("x += (1..2).collectEntries { k -> [\"S-${k}\", [\"p\", \"c\", k, n]] }")
             .empty());
+  // Hostile sizes are read without recursion (a std::regex here overflowed the stack).
+  const std::string blanks(300000, ' ');
+  const std::string long_name(300000, 'a');
+  table = ReadStageTable("x += (1..2).collectEntries { k ->" + blanks + "[\"S-" + long_name +
+                         "-${k}\".toString(), [\"p\", \"c\", k, 2]] }");
+  REQUIRE(table.size() == 2);
+  CHECK(table[1].name.size() == long_name.size() + 4);
 }
 
 TEST_CASE("plan stage: the real shapes of L0_Test.groovy, test-db and waives.txt", "[stage]") {

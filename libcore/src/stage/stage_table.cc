@@ -5,7 +5,6 @@
 #include <cctype>
 #include <functional>
 #include <optional>
-#include <regex>
 #include <set>
 
 #include "trtllm_run/sdk/text.h"
@@ -172,35 +171,88 @@ bool IsIdentifierChar(char c) {
 std::optional<int> NumberOrVariable(std::string_view text, std::size_t before,
                                     const std::string& name) {
   if (std::optional<long long> n = ParseInteger(name, 0, 100000)) return static_cast<int>(*n);
-  const std::regex assignment("(?:^|[^\\w.])" + name + "\\s*=\\s*(\\d{1,5})\\b");
+  if (name.empty()) return std::nullopt;
   std::optional<int> value;
-  const std::string head(text.substr(0, before));
-  for (std::sregex_iterator it(head.begin(), head.end(), assignment), end; it != end; ++it) {
-    value = std::stoi((*it)[1].str());
+  const std::string_view head = text.substr(0, before);
+  for (std::size_t at = head.find(name); at != std::string_view::npos;
+       at = head.find(name, at + 1)) {
+    if (at > 0 && (IsIdentifierChar(head[at - 1]) || head[at - 1] == '.')) continue;
+    std::size_t i = at + name.size();
+    if (i < head.size() && IsIdentifierChar(head[i])) continue;
+    while (i < head.size() && (head[i] == ' ' || head[i] == '\t')) ++i;
+    if (i >= head.size() || head[i] != '=' || (i + 1 < head.size() && head[i + 1] == '=')) {
+      continue;
+    }
+    ++i;
+    while (i < head.size() && (head[i] == ' ' || head[i] == '\t')) ++i;
+    std::size_t digits = i;
+    while (digits < head.size() && std::isdigit(static_cast<unsigned char>(head[digits]))) {
+      ++digits;
+    }
+    if (digits == i || (digits < head.size() && IsIdentifierChar(head[digits]))) continue;
+    if (std::optional<long long> n = ParseInteger(head.substr(i, digits - i), 0, 100000)) {
+      value = static_cast<int>(*n);
+    }
   }
   return value;
+}
+
+// Skips blanks, then reads `word` at *at (advancing past it); false when it is not there.
+bool Expect(std::string_view text, std::size_t* at, std::string_view word) {
+  SkipBlanks(text, at);
+  if (text.compare(*at, word.size(), word) != 0) return false;
+  *at += word.size();
+  return true;
+}
+
+// Skips blanks, then reads an identifier or a number at *at.
+std::string Word(std::string_view text, std::size_t* at) {
+  SkipBlanks(text, at);
+  const std::size_t start = *at;
+  while (*at < text.size() && IsIdentifierChar(text[*at])) ++*at;
+  return std::string(text.substr(start, *at - start));
 }
 
 // The entries of `(1..N).collectEntries { i -> ["<name>-${i}".toString(), [values]] }`
 // (L0_Test.groovy's generated families, e.g. its multi-node stages): one entry per i, the
 // loop variable and N substituted in the name and the values. N may be a variable set to
-// a number earlier in the text.
+// a number earlier in the text. Read by hand, without recursion, whatever the input.
 void ReadRangeFamilies(std::string_view view, const std::function<void(StageEntry)>& add) {
-  static const std::regex kRange(
-      "\\(\\s*(\\d{1,5})\\s*\\.\\.\\s*(\\w+)\\s*\\)\\s*\\.collectEntries\\s*\\{\\s*(\\w+)\\s*->"
-      "\\s*\\[\\s*\"([^\"\\n]*)\"(?:\\s*\\.toString\\(\\))?\\s*,\\s*\\[([^\\]\\n]*)\\]\\s*\\]");
-  const std::string text(view);
-  for (std::sregex_iterator it(text.begin(), text.end(), kRange), end; it != end; ++it) {
-    const std::smatch& match = *it;
-    const std::size_t at = static_cast<std::size_t>(match.position(0));
-    const std::string count_name = match[2].str();
-    const std::string loop = match[3].str();
-    std::optional<int> first = NumberOrVariable(view, at, match[1].str());
-    std::optional<int> last = NumberOrVariable(view, at, count_name);
+  constexpr std::string_view kCollect = ".collectEntries";
+  for (std::size_t at = view.find(kCollect); at != std::string_view::npos;
+       at = view.find(kCollect, at + 1)) {
+    // Backwards: `(A..B)` right before it.
+    std::size_t close = at;
+    while (close > 0 && IsBlank(view[close - 1])) --close;
+    if (close == 0 || view[close - 1] != ')') continue;
+    const std::size_t open = view.rfind('(', close - 1);
+    if (open == std::string_view::npos || close - open > 200) continue;
+    std::size_t i = open + 1;
+    const std::string first_word = Word(view, &i);
+    if (!Expect(view, &i, "..")) continue;
+    const std::string count_name = Word(view, &i);
+    if (!Expect(view, &i, ")") || i != close) continue;
+    // Forwards: `{ i -> ["name".toString(), [values]]`.
+    std::size_t j = at + kCollect.size();
+    if (!Expect(view, &j, "{")) continue;
+    const std::string loop = Word(view, &j);
+    if (loop.empty() || !Expect(view, &j, "->") || !Expect(view, &j, "[")) continue;
+    SkipBlanks(view, &j);
+    if (j >= view.size() || view[j] != '"') continue;
+    std::optional<std::string> name_template = ReadString(view, &j);
+    if (!name_template) continue;
+    std::size_t after_name = j;
+    if (!Expect(view, &after_name, ".toString()")) after_name = j;
+    j = after_name;
+    if (!Expect(view, &j, ",") || !Expect(view, &j, "[")) continue;
+    std::optional<std::vector<Element>> raw = ReadElements(view, &j, ']');
+    if (!raw || !Expect(view, &j, "]")) continue;
+    std::optional<int> first = NumberOrVariable(view, open, first_word);
+    std::optional<int> last = NumberOrVariable(view, open, count_name);
     if (!first || !last) continue;
     for (int k = *first; k <= *last && k - *first < 1000; ++k) {
       const std::string number = std::to_string(k);
-      std::string name = match[4].str();
+      std::string name = *name_template;
       for (const std::string& placeholder : {"${" + loop + "}", "$" + loop}) {
         for (std::size_t pos = name.find(placeholder); pos != std::string::npos;
              pos = name.find(placeholder, pos + number.size())) {
@@ -209,10 +261,6 @@ void ReadRangeFamilies(std::string_view view, const std::function<void(StageEntr
       }
       std::vector<Element> values;
       bool readable = true;
-      const std::string inner = match[5].str() + "]";
-      std::size_t i = 0;
-      std::optional<std::vector<Element>> raw = ReadElements(inner, &i, ']');
-      if (!raw) continue;
       for (Element value : *raw) {
         if (!value.is_string && value.text == loop) value.text = number;
         if (!value.is_string && value.text == count_name) value.text = std::to_string(*last);
@@ -220,9 +268,9 @@ void ReadRangeFamilies(std::string_view view, const std::function<void(StageEntr
                     value.text == "false";
         values.push_back(std::move(value));
       }
-      if (!readable) continue;
+      if (!readable) break;
       if (std::optional<StageEntry> entry = EntryFrom(name, values)) {
-        entry->line = LineOf(view, at);
+        entry->line = LineOf(view, open);
         add(std::move(*entry));
       }
     }
