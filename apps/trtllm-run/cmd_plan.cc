@@ -59,7 +59,9 @@ int PlanMain(int argc, char** argv) {
       "reported at once (exit 2)")(
       "stage", po::value<std::string>()->value_name("NAME"),
       "plan a TensorRT-LLM CI stage of the checkout's jenkins/L0_Test.groovy as CI runs it "
-      "(a family name without its -N suffix: every split): the match keys from the name, "
+      "(a family name without its -N suffix: every split): the match keys from the name and, "
+      "with --scenario, gpu/system_gpu_count from the target (nvidia-smi here, the Slurm "
+      "partition's GPU GRES and nodes), each with where it came from, "
       "the test-db rendered with them and which blocks matched and why, waives.txt's SKIPs, "
       "the least_duration shards over .test_durations. Nothing is written or submitted")(
       "test-db", po::value<std::string>()->value_name("CONTEXT"),
