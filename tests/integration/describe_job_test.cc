@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <sstream>
 #include <string>
@@ -133,4 +134,47 @@ TEST_CASE(
   CHECK(Str(structured, "job_id") == id);
   CHECK(Str(structured, "slurm_state") == "RUNNING");  // before: null (asked only locally)
   CHECK(Str(structured, "slurm_reason") != "AskedLocally");
+}
+
+// A work dir someone else wrote names SSH settings that run a command (ProxyCommand):
+// status must not run them, and says why; the same file, owned by you and private, is
+// used (the control: the marker appears, so the refusal is what kept it away).
+TEST_CASE("describe: status never connects through SSH settings of a work dir you do not control",
+          "[workdir][cli]") {
+  TempDir dir("trtllm_describe_trust");
+  const std::string marker = dir.path() + "/proxy_command_ran";
+  JobSpec spec = SlurmTestSpec(dir.path() + "/wd", "rtrust", "remote_slurm");
+  std::filesystem::create_directories(spec.work_dir);
+  spec.ssh_host = "trtllm-test-nowhere";
+  const std::string config = dir.path() + "/ssh_config";
+  WriteTextFile(config,
+                "Host trtllm-test-nowhere\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
+  spec.extra["ssh_config_file"] = config;
+  REQUIRE(WriteJobSpec(spec).ok());
+  RunState state = NewRunState("remote_slurm");
+  state.supervisor_pid = 0;  // its supervisor is gone: abandoned, still described
+  state.job_id = "4242";
+  REQUIRE(WriteRunState(spec.work_dir, state).ok());
+
+  ::chmod(config.c_str(), 0666);  // anyone may have written it
+  CliRun refused = RunCli({"status", spec.work_dir});
+  INFO(refused.Describe());
+  CHECK(refused.exit_code == 0);
+  CHECK_THAT(refused.stdout_text, Catch::Contains("is not owned by you or root, or is writable"));
+  CHECK_FALSE(std::filesystem::exists(marker));
+
+  ::chmod(config.c_str(), 0600);
+  spec.extra["ssh_options"] = "ProxyCommand=sh -c 'touch " + marker + "'";
+  REQUIRE(WriteJobSpec(spec).ok());
+  CliRun option = RunCli({"status", spec.work_dir});
+  INFO(option.Describe());
+  CHECK_THAT(option.stdout_text, Catch::Contains("is not allowed"));
+  CHECK_FALSE(std::filesystem::exists(marker));
+
+  spec.extra.erase("ssh_options");  // yours and private: used
+  REQUIRE(WriteJobSpec(spec).ok());
+  CliRun used = RunCli({"status", spec.work_dir});
+  INFO(used.Describe());
+  CHECK(std::filesystem::exists(marker));
+  CHECK_THAT(used.stdout_text, Catch::Contains("the controller could not be asked"));
 }
