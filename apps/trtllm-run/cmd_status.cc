@@ -14,12 +14,13 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include "cli.h"
 #include "runtime/cases_dir.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
+#include "trtllm_run/workdir_cancel.h"
+#include "trtllm_run/workdir_state.h"
 
 namespace trtllm_run::cli {
 namespace {
@@ -42,82 +43,13 @@ std::optional<int> ParseWithWorkDir(const std::string& subcommand, int argc, cha
   return std::nullopt;
 }
 
+// The work dir's files as ReadWorkDirState reads them (nobody else is asked).
 Result<WorkDirInfo> Inspect(const std::string& work_dir) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(work_dir, error)) {
-    return Status::NotFound("work dir '" + work_dir + "' does not exist",
-                            "give a directory under <repo>/work_dirs/ made by trtllm-run");
-  }
-  Result<WorkDirInfo> info = InspectWorkDir(work_dir);
-  if (!info.ok()) {
-    return Status::InvalidInput(
-        "'" + work_dir + "' is not a trtllm-run work dir: " + info.status().message(),
-        "a work dir holds job_spec.json, written when a case is prepared");
-  }
-  return info;
-}
-
-// The size of the work dir's log, 0 when it cannot be opened as one (OpenWorkDirFile).
-std::uint64_t LogSize(const WorkDirInfo& info) {
-  if (info.log_file.empty()) return 0;
-  Result<int> fd = OpenWorkDirFile(info.work_dir, info.log_file);
-  if (!fd.ok()) return 0;
-  struct stat st;
-  std::uint64_t size = ::fstat(fd.value(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-  ::close(fd.value());
-  return size;
-}
-
-// The last non-empty line of the log's last 8 KiB.
-std::string LastLogLine(const WorkDirInfo& info) {
-  if (info.log_file.empty()) return "";
-  Result<int> opened = OpenWorkDirFile(info.work_dir, info.log_file);
-  if (!opened.ok()) return "";
-  int fd = opened.value();
-  struct stat st;
-  std::uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-  std::uint64_t start = size > 8192 ? size - 8192 : 0;
-  std::string text(static_cast<std::size_t>(size - start), '\0');
-  ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
-  ::close(fd);
-  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
-    text.pop_back();
-  }
-  std::size_t newline = text.rfind('\n');
-  return newline == std::string::npos ? text : text.substr(newline + 1);
-}
-
-std::string ContainerName(const WorkDirInfo& info) {
-  if (info.state && !info.state->container_name.empty()) return info.state->container_name;
-  return info.spec.container_name;
-}
-
-// What the work dir's executor says about its job (Executor::DescribeJob): asked for a
-// run of this host that has not finished. A problem reaching the executor is returned
-// in `problem`, and the description is empty.
-JobDescription DescribeWithExecutor(const po::variables_map& vm, const WorkDirInfo& info,
-                                    std::string* problem) {
-  if (info.phase == WorkDirPhase::kFinished || !info.same_host) return {};
-  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
-  if (!runtime.ok()) {
-    *problem = "the executor was not asked: " + runtime.status().ToString();
-    return {};
-  }
-  Result<std::shared_ptr<Executor>> executor =
-      runtime.value()->registry().CreateExecutor(info.spec.scenario);
-  if (!executor.ok()) {
-    *problem = "the executor was not asked: " + executor.status().ToString();
-    return {};
-  }
-  try {
-    return executor.value()->DescribeJob(info.spec, info.state ? &*info.state : nullptr);
-  } catch (const std::exception& e) {
-    *problem = "executor " + info.spec.scenario + " could not describe the job: " + e.what();
-  } catch (...) {
-    *problem = "executor " + info.spec.scenario + " could not describe the job";
-  }
-  return {};
+  WorkDirStateOptions files_only;
+  files_only.log_lines = 0;
+  Result<WorkDirState> state = ReadWorkDirState(work_dir, files_only);
+  if (!state.ok()) return state.status();
+  return std::move(state.value().info);
 }
 
 void Line(std::ostream& out, const std::string& label, const std::string& value) {
@@ -126,7 +58,8 @@ void Line(std::ostream& out, const std::string& label, const std::string& value)
   out << head << value << "\n";
 }
 
-std::string StatusJson(const WorkDirInfo& info, const std::string& container_state) {
+std::string StatusJson(const WorkDirState& state) {
+  const WorkDirInfo& info = state.info;
   rapidjson::StringBuffer buffer;
   rapidjson::PrettyWriter<rapidjson::StringBuffer> w(buffer);
   w.SetIndent(' ', 2);
@@ -134,27 +67,32 @@ std::string StatusJson(const WorkDirInfo& info, const std::string& container_sta
     w.Key(key);
     w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
   };
+  auto str_or_null = [&](const char* key, const std::string& value) {
+    w.Key(key);
+    if (value.empty()) {
+      w.Null();
+    } else {
+      w.String(value.c_str(), static_cast<rapidjson::SizeType>(value.size()));
+    }
+  };
   w.StartObject();
   str("work_dir", info.work_dir);
   str("phase", WorkDirPhaseName(info.phase));
   str("scenario", info.spec.scenario);
   str("log_file", info.log_file);
   w.Key("log_bytes");
-  w.Uint64(LogSize(info));
+  w.Uint64(state.log_bytes);
   w.Key("supervisor_alive");
   w.Bool(info.supervisor_alive);
   w.Key("job_process_alive");
   w.Bool(info.job_process_alive);
   w.Key("same_host");
   w.Bool(info.same_host);
-  str("container_name", ContainerName(info));
-  str("container_state", container_state);
-  w.Key("job_id");
-  if (info.state && !info.state->job_id.empty()) {
-    w.String(info.state->job_id.c_str());
-  } else {
-    w.Null();
-  }
+  str("container_name", state.container_name);
+  str("container_state", state.job.container_state);
+  str_or_null("job_id", info.state ? info.state->job_id : "");
+  str_or_null("scheduler_state", state.job.scheduler_state);
+  str_or_null("scheduler_reason", state.job.scheduler_reason);
   w.Key("result");
   if (info.result) {
     rapidjson::Document doc;
@@ -236,17 +174,6 @@ std::string CancelJson(const std::string& work_dir, bool cancelled, const RunRes
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
 
-int GraceOf(const WorkDirInfo& info, int fallback) {
-  if (!info.state) return fallback;
-  auto it = info.state->extra.find("kill_grace_seconds");
-  if (it == info.state->extra.end()) return fallback;
-  try {
-    return std::min(3600, std::max(0, std::stoi(it->second)));  // read from the work dir
-  } catch (const std::exception&) {
-    return fallback;
-  }
-}
-
 }  // namespace
 
 int StatusMain(int argc, char** argv) {
@@ -258,14 +185,21 @@ int StatusMain(int argc, char** argv) {
   std::string work_dir;
   if (auto done = ParseWithWorkDir("status", argc, argv, options, &vm, &work_dir)) return *done;
   if (IsCasesDir(work_dir)) return CasesDirStatus(work_dir, vm["json"].as<bool>());
-  Result<WorkDirInfo> inspected = Inspect(work_dir);
-  if (!inspected.ok()) return Fail("status", inspected.status());
-  const WorkDirInfo& info = inspected.value();
-  std::string executor_problem;
-  const JobDescription described = DescribeWithExecutor(vm, info, &executor_problem);
+  Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
+  WorkDirStateOptions read_options;
+  if (runtime.ok()) read_options.registry = &runtime.value()->registry();
+  Result<WorkDirState> read = ReadWorkDirState(work_dir, read_options);
+  if (!read.ok()) return Fail("status", read.status());
+  const WorkDirState& state = read.value();
+  const WorkDirInfo& info = state.info;
+  std::string executor_problem = state.describe_problem;
+  if (!runtime.ok() && info.phase != WorkDirPhase::kFinished && info.same_host) {
+    executor_problem = "the executor was not asked: " + runtime.status().ToString();
+  }
+  const JobDescription& described = state.job;
   const std::string& container_state = described.container_state;
   if (vm["json"].as<bool>()) {
-    std::cout << StatusJson(info, container_state);
+    std::cout << StatusJson(state);
     return 0;
   }
   std::ostream& out = std::cout;
@@ -285,34 +219,33 @@ int StatusMain(int argc, char** argv) {
     Line(out, "detail", "job_spec.json only: prepared (trtllm-run plan) or not started yet");
     return 0;
   }
-  const RunState& state = *info.state;
+  const RunState& run = *info.state;
   if (!info.same_host) {
     Line(out, "supervisor",
-         "pid " + std::to_string(state.supervisor_pid) + " on host " + state.host +
+         "pid " + std::to_string(run.supervisor_pid) + " on host " + run.host +
              " (another host: not checked from here)");
   } else {
-    Line(out, "supervisor",
-         "pid " + std::to_string(state.supervisor_pid) +
-             (info.supervisor_alive ? " alive" : " gone"));
-    if (state.pid > 0) {
+    Line(
+        out, "supervisor",
+        "pid " + std::to_string(run.supervisor_pid) + (info.supervisor_alive ? " alive" : " gone"));
+    if (run.pid > 0) {
       Line(out, "process",
-           "pid " + std::to_string(state.pid) + (info.job_process_alive ? " alive" : " gone"));
+           "pid " + std::to_string(run.pid) + (info.job_process_alive ? " alive" : " gone"));
     }
   }
-  if (!ContainerName(info).empty()) {
+  if (!state.container_name.empty()) {
     Line(out, "container",
-         ContainerName(info) + (container_state.empty() ? "" : " (" + container_state + ")"));
+         state.container_name + (container_state.empty() ? "" : " (" + container_state + ")"));
   }
-  if (!state.job_id.empty()) Line(out, "job id", state.job_id);
-  if (!state.started_at.empty()) Line(out, "started", state.started_at);
-  if (!state.state.empty()) Line(out, "run state", state.state);
+  if (!run.job_id.empty()) Line(out, "job id", run.job_id);
+  if (!run.started_at.empty()) Line(out, "started", run.started_at);
+  if (!run.state.empty()) Line(out, "run state", run.state);
   if (info.log_file.empty()) {
     Line(out, "log file", info.log_refused);
   } else {
-    Line(out, "log file", info.log_file + " (" + std::to_string(LogSize(info)) + " bytes)");
+    Line(out, "log file", info.log_file + " (" + std::to_string(state.log_bytes) + " bytes)");
   }
-  std::string last = LastLogLine(info);
-  if (!last.empty()) Line(out, "last line", last);
+  if (!state.last_lines.empty()) Line(out, "last line", state.last_lines.back());
   if (info.phase == WorkDirPhase::kAbandoned) {
     Line(out, "detail",
          "the supervising trtllm-run is gone and wrote no result.json; `trtllm-run cancel " +
@@ -418,107 +351,24 @@ int CancelMain(int argc, char** argv) {
     return CasesDirCancel(work_dir, wait_flag.value_or(kill_grace + 60.0), kill_grace);
   }
 
-  Result<WorkDirInfo> inspected = Inspect(work_dir);
-  if (!inspected.ok()) return Fail("cancel", inspected.status());
-  WorkDirInfo info = inspected.value();
-  const bool json = vm["json"].as<bool>();
-  std::ostream& text = json ? std::cerr : std::cout;
-  if (info.phase == WorkDirPhase::kFinished) {
-    text << "nothing to cancel: " << work_dir
-         << " already finished: " << RunStatusName(info.result->status) << "\n";
-    if (json) std::cout << CancelJson(work_dir, false, &*info.result);
-    return 0;
-  }
-  if (info.phase == WorkDirPhase::kNotStarted) {
-    text << "nothing to cancel: nothing was started in " << work_dir << "\n";
-    if (json) std::cout << CancelJson(work_dir, false, nullptr);
-    return 0;
-  }
-  if (!info.same_host) {
-    return Fail("cancel", Status::ExecutionError(
-                              "the job of " + work_dir + " is supervised on host " +
-                                  info.state->host + ", not on " + HostName(),
-                              "run `trtllm-run cancel " + work_dir + "` on " + info.state->host));
-  }
-
-  // Everything below acts on processes, containers or jobs the work dir names: only on
-  // this directory's own run, and only on what is proven to be that run's.
-  Status located = CheckWorkDirLocation(info.spec, work_dir);
-  if (!located.ok()) return Fail("cancel", located);
-  if (!info.supervisor_unproven.empty()) {
-    return Fail("cancel", Status::InvalidInput(
-                              "refusing to signal the supervisor recorded in " + work_dir + ": " +
-                                  info.supervisor_unproven,
-                              "trtllm-run signals only processes proven to be the run of this "
-                              "work dir; if the process is yours, stop it yourself"));
-  }
-
-  // 1. Ask the supervising trtllm-run to stop the job: it cancels as on Ctrl-C and
-  //    writes the verdict.
-  if (info.supervisor_alive) {
-    int supervisor = info.state->supervisor_pid;
-    double wait = wait_flag ? *wait_flag : GraceOf(info, 30) + 30.0;
-    std::cerr << "trtllm-run cancel: asking trtllm-run (pid " << supervisor
-              << ") to stop the job (SIGTERM); waiting up to " << wait << "s\n";
-    ::kill(supervisor, SIGTERM);
-    Clock::time_point end =
-        Clock::now() + std::chrono::milliseconds(static_cast<long long>(wait * 1000));
-    while (Clock::now() < end) {
-      Result<WorkDirInfo> now = Inspect(work_dir);
-      if (now.ok() && (now->phase == WorkDirPhase::kFinished || !now->supervisor_alive)) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  }
-
-  // 2. Whatever the supervisor did: the executor stops what is left of the job.
+  // The whole protocol (ownership proof, the supervisor, the executor, the verdict) is the
+  // library's (workdir_cancel.h); this prints what it did.
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("cancel", runtime.status());
-  Status stopped = Status::Ok();
-  Result<std::shared_ptr<Executor>> executor =
-      runtime.value()->registry().CreateExecutor(info.spec.scenario);
-  if (!executor.ok()) {
-    stopped = executor.status();
-  } else {
-    std::unique_ptr<Scenario> scenario = MakeLocalScenario();
-    CancellationToken token;
-    ExecContext context;
-    context.scenario = scenario.get();
-    context.cancel = &token;
-    context.progress = &std::cerr;
-    context.kill_grace_seconds = kill_grace;
-    stopped = executor.value()->Cancel(info.spec, context);
+  CancelWorkDirOptions cancel;
+  cancel.kill_grace_seconds = kill_grace;
+  cancel.wait_seconds = wait_flag;
+  cancel.progress = &std::cerr;
+  Result<CancelWorkDirReport> report = CancelWorkDir(runtime.value()->registry(), work_dir, cancel);
+  if (!report.ok()) return Fail("cancel", report.status());
+  const bool json = vm["json"].as<bool>();
+  std::ostream& text = json ? std::cerr : std::cout;
+  if (!report->summary.empty()) text << report->summary << "\n";
+  if (json && report->stop_status.ok()) {
+    std::cout << CancelJson(work_dir, report->cancelled,
+                            report->result ? &*report->result : nullptr);
   }
-
-  // 3. The verdict: the supervisor's, else CANCELLED written here.
-  Result<WorkDirInfo> final_info = Inspect(work_dir);
-  if (final_info.ok() && final_info->result) {
-    text << "cancelled: " << work_dir << ": " << RunStatusName(final_info->result->status) << " ("
-         << final_info->result->reason << ")\n";
-    if (json && stopped.ok()) std::cout << CancelJson(work_dir, true, &*final_info->result);
-  } else if (stopped.ok()) {
-    RunResult result;
-    result.status = RunStatus::kCancelled;
-    result.cancelled_by = "trtllm-run cancel";
-    result.reason = "cancelled with `trtllm-run cancel`; the supervising trtllm-run (pid " +
-                    std::to_string(info.state->supervisor_pid) +
-                    ") had ended without a verdict, so the job was stopped directly";
-    result.workflow_type = info.spec.workflow_type;
-    result.scenario = info.spec.scenario;
-    result.model_name = info.spec.model_name;
-    result.command = info.spec.direct_cmd;
-    result.work_dir = info.work_dir;
-    result.log_file = info.log_file;
-    result.monitor_timeout_seconds = info.spec.monitor_timeout_seconds;
-    result.started_at = info.state->started_at;
-    result.finished_at = NowIso8601();
-    if (!ContainerName(info).empty()) result.details["container_name"] = ContainerName(info);
-    if (!info.state->job_id.empty()) result.details["job_id"] = info.state->job_id;
-    Status written = WriteResult(result);
-    if (!written.ok()) return Fail("cancel", written);
-    text << "cancelled: " << work_dir << ": CANCELLED (" << result.reason << ")\n";
-    if (json) std::cout << CancelJson(work_dir, true, &result);
-  }
-  if (!stopped.ok()) return Fail("cancel", stopped);
+  if (!report->stop_status.ok()) return Fail("cancel", report->stop_status);
   return 0;
 }
 

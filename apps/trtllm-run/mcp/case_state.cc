@@ -15,18 +15,16 @@
 #include "model/workdir_files.h"
 #include "runtime/cases_dir.h"
 #include "runtime/dir_util.h"
-#include "slurm/slurm_records.h"
 #include "trtllm_run/result.h"
-#include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
+#include "trtllm_run/workdir_state.h"
 
 namespace trtllm_run::mcp {
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t kMaxLineBytes = 400;      // of one line in last_lines
 constexpr std::size_t kMaxChunkBytes = 262144;  // of one case_log answer (schemas.cc)
 
 std::string Join(const std::string& dir, const std::string& name) { return dir + "/" + name; }
@@ -35,46 +33,6 @@ std::string Join(const std::string& dir, const std::string& name) { return dir +
 bool IsFile(const std::string& path) {
   struct stat st {};
   return ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-// Opens a file of the handle `dir` as the CLI's readers do (workdir.h OpenWorkDirFile: a
-// regular file inside the directory, no symlink out, never blocking); -1 when refused.
-int OpenInside(const std::string& dir, const std::string& path, const std::string& recorded) {
-  if (path.empty()) return -1;
-  Result<int> fd = OpenWorkDirFile(dir, path, recorded);
-  return fd.ok() ? fd.value() : -1;
-}
-
-std::uint64_t SizeOf(int fd) {
-  struct stat st {};
-  return ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-}
-
-// The last `count` non-empty lines of the file's last 32 KiB, each at most kMaxLineBytes.
-std::vector<std::string> LastLines(const std::string& dir, const std::string& path, int count,
-                                   const std::string& recorded = "") {
-  std::vector<std::string> lines;
-  if (count <= 0) return lines;
-  int fd = OpenInside(dir, path, recorded);
-  if (fd < 0) return lines;
-  std::uint64_t size = SizeOf(fd);
-  std::uint64_t start = size > 32768 ? size - 32768 : 0;
-  std::string text(static_cast<std::size_t>(size - start), '\0');
-  ssize_t n = ::pread(fd, text.data(), text.size(), static_cast<off_t>(start));
-  ::close(fd);
-  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-  std::istringstream stream(text);
-  for (std::string line; std::getline(stream, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos) continue;
-    if (line.size() > kMaxLineBytes) line = line.substr(0, kMaxLineBytes) + "...";
-    lines.push_back(ValidUtf8(line));
-  }
-  if (start > 0 && !lines.empty()) lines.erase(lines.begin());  // may start mid-line
-  if (lines.size() > static_cast<std::size_t>(count)) {
-    lines.erase(lines.begin(), lines.end() - count);
-  }
-  return lines;
 }
 
 const char* Advice(const std::string& status) {
@@ -134,35 +92,24 @@ std::string StatusOfCasesExit(int code) {
   }
 }
 
-void AddSlurmState(CaseState* state) {
-  std::unique_ptr<Scenario> local = MakeLocalScenario();
-  Result<CommandOutput> out =
-      local->Run({"timeout", "10", "scontrol", "-o", "show", "job", state->job_id}, "");
-  if (!out.ok()) return;
-  if (IsInvalidJobIdError(out->stdout_text + out->stderr_text)) {
-    state->slurm_state = "UNKNOWN";
-    state->slurm_reason = "the controller no longer knows the job";
-    return;
-  }
-  for (const SlurmJobRecord& record : ParseScontrolJobs(out->stdout_text)) {
-    if (record.job_id != state->job_id) continue;
-    state->slurm_state = record.state;
-    state->slurm_reason = record.reason;
-  }
-}
-
-void ReadSingleCase(const std::string& handle, const StateOptions& options, CaseState* state) {
-  Result<WorkDirInfo> inspected = InspectWorkDir(handle);
-  const WorkDirInfo& info = inspected.value();  // CheckHandle saw job_spec.json
+// A case work dir: the library's reader (workdir_state.h, as `trtllm-run status` reads
+// it), plus what only the server knows (its mcp_exec.json and supervisor.log).
+Status ReadSingleCase(const std::string& handle, const StateOptions& options, CaseState* state) {
+  WorkDirStateOptions read_options;
+  read_options.log_lines = options.log_lines;
+  read_options.registry = options.registry;
+  Result<WorkDirState> read = ReadWorkDirState(handle, read_options);
+  if (!read.ok()) return read.status();
+  const WorkDirInfo& info = read->info;
   state->scenario = info.spec.scenario;
   state->workflow = info.spec.workflow_type;
   state->model_name = info.spec.model_name;
   state->log_file = info.log_file;
   state->recorded_dir = info.spec.work_dir;
-  if (int fd = OpenInside(handle, info.log_file, info.spec.work_dir); fd >= 0) {
-    state->log_bytes = SizeOf(fd);
-    ::close(fd);
-  }
+  state->log_bytes = read->log_bytes;
+  state->job_id = read->job_id;
+  state->slurm_state = read->job.scheduler_state;
+  state->slurm_reason = read->job.scheduler_reason;
   std::optional<SpawnRecord> spawn;
   if (Result<SpawnRecord> record = ReadSpawnRecord(Join(handle, kExecRecordFile)); record.ok()) {
     spawn = record.value();
@@ -171,8 +118,7 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
   if (info.state) {
     state->supervisor_pid = info.state->supervisor_pid;
     state->supervisor_alive = info.supervisor_alive;
-    state->job_id = info.state->job_id;
-    if (!info.state->started_at.empty()) started_at = info.state->started_at;
+    if (!read->started_at.empty()) started_at = read->started_at;
   } else if (spawn) {
     state->supervisor_pid = spawn->pid;
     state->supervisor_alive = SupervisorProven(*spawn, handle);
@@ -187,8 +133,6 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
       state->reason = result.reason;
       state->diagnosis = result.diagnosis;
       state->elapsed_s = result.duration_seconds;
-      auto job = result.details.find("job_id");
-      if (job != result.details.end()) state->job_id = job->second;
       state->result_json = ResultToJson(result);
       break;
     }
@@ -211,7 +155,7 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
         state->reason = "trtllm-run exec (pid " + std::to_string(spawn->pid) + ") is starting it";
       } else {
         state->status = "abandoned";
-        std::vector<std::string> why = LastLines(handle, Join(handle, kSupervisorLogFile), 1);
+        std::vector<std::string> why = ReadLastLines(handle, Join(handle, kSupervisorLogFile), 1);
         state->reason = "trtllm-run exec (pid " + std::to_string(spawn->pid) +
                         ") ended before it started the case" +
                         (why.empty() ? "" : ": " + why.back());
@@ -221,17 +165,14 @@ void ReadSingleCase(const std::string& handle, const StateOptions& options, Case
   for (const std::string& problem : info.problems) state->reason += "; warning: " + problem;
   if (!info.log_refused.empty()) state->reason += "; log not read: " + info.log_refused;
   if (!info.location_problem.empty()) state->reason += "; " + info.location_problem;
-  state->last_lines = LastLines(handle, state->log_file, options.log_lines, info.spec.work_dir);
+  state->last_lines = read->last_lines;
   // Before the supervisor recorded its run, its own output is all there is to show. Once
   // the run is recorded, the case's lines are its job's: an empty log is shown empty, not
   // filled with the supervisor's start-up messages (e.g. plugin warnings of its runtime).
   if (state->last_lines.empty() && !state->finished && !info.state) {
-    state->last_lines = LastLines(handle, Join(handle, kSupervisorLogFile), options.log_lines);
+    state->last_lines = ReadLastLines(handle, Join(handle, kSupervisorLogFile), options.log_lines);
   }
-  if (options.query_slurm && !state->finished && !state->job_id.empty() &&
-      state->scenario == "local_slurm") {
-    AddSlurmState(state);
-  }
+  return Status::Ok();
 }
 
 // The cases a running `run --cases` started so far: the work dirs its cases_state.json
@@ -258,11 +199,8 @@ std::vector<CaseItem> StartedCases(const std::string& run_dir) {
 void ReadSupervisorLog(const std::string& handle, const StateOptions& options, CaseState* state) {
   const std::string supervisor_log = Join(handle, kSupervisorLogFile);
   state->log_file = supervisor_log;
-  if (int fd = OpenInside(handle, supervisor_log, ""); fd >= 0) {
-    state->log_bytes = SizeOf(fd);
-    ::close(fd);
-  }
-  state->last_lines = LastLines(handle, supervisor_log, options.log_lines);
+  state->log_bytes = WorkDirFileSize(handle, supervisor_log);
+  state->last_lines = ReadLastLines(handle, supervisor_log, options.log_lines);
 }
 
 void ReadCasesRun(const std::string& handle, const StateOptions& options, CaseState* state) {
@@ -422,7 +360,7 @@ void ReadStageRun(const std::string& handle, const StateOptions& options, CaseSt
     }
   } else {
     state->status = "abandoned";
-    std::vector<std::string> why = LastLines(handle, supervisor_log, 1);
+    std::vector<std::string> why = ReadLastLines(handle, supervisor_log, 1);
     state->reason = "the supervising trtllm-run stage ended without the stage's result" +
                     (why.empty() ? std::string() : ": " + why.back());
   }
@@ -515,12 +453,7 @@ Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& o
   CaseState state;
   state.handle = dir.value();
   if (IsFile(Join(state.handle, "job_spec.json"))) {
-    Result<WorkDirInfo> info = InspectWorkDir(state.handle);
-    if (!info.ok()) {
-      return Status::InvalidInput("'" + state.handle + "': " + info.status().message(),
-                                  "a work dir holds a valid job_spec.json");
-    }
-    ReadSingleCase(state.handle, options, &state);
+    TRTLLM_RUN_RETURN_IF_ERROR(ReadSingleCase(state.handle, options, &state));
   } else if (IsFile(Join(state.handle, kStageRecordFile))) {
     ReadStageRun(state.handle, options, &state);
   } else {
@@ -591,14 +524,19 @@ std::string CaseStateText(const CaseState& state) {
 
 Result<LogChunk> ReadLogChunk(const CaseState& state, std::int64_t offset, std::size_t max_bytes) {
   const std::string& path = state.log_file;
-  int fd = OpenInside(state.handle, path, state.recorded_dir);
-  if (fd < 0) {
+  // Opened as the CLI's readers open work dir files (workdir.h OpenWorkDirFile: a regular
+  // file inside the directory, no symlink out, never blocking).
+  Result<int> opened = path.empty() ? Result<int>(Status::NotFound(path))
+                                    : OpenWorkDirFile(state.handle, path, state.recorded_dir);
+  if (!opened.ok()) {
     return Status::NotFound("the log '" + path + "' cannot be read (yet)",
                             "the job has not written output yet: call wait_case first");
   }
+  const int fd = opened.value();
   max_bytes = std::min(max_bytes, kMaxChunkBytes);
   LogChunk chunk;
-  chunk.size = SizeOf(fd);
+  struct stat st {};
+  chunk.size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
   std::uint64_t start = 0;
   if (offset < 0) {
     std::uint64_t back = static_cast<std::uint64_t>(-offset);
@@ -667,7 +605,6 @@ std::vector<CaseState> ListCases(const std::string& repo_root, int limit) {
   std::vector<CaseState> states;
   StateOptions quick;
   quick.log_lines = 0;
-  quick.query_slurm = false;
   for (const auto& [mtime, path] : dirs) {
     if (static_cast<int>(states.size()) >= limit) break;
     Result<CaseState> state = ReadCaseState(path, quick);

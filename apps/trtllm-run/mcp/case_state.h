@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "json.h"
+#include "trtllm_run/registry.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::mcp {
@@ -81,7 +82,9 @@ struct CaseState {
 
 struct StateOptions {
   int log_lines = 10;
-  bool query_slurm = true;  // ask the local controller about a running local_slurm job
+  // When set, a case's executor is asked about its running job (ReadWorkDirState,
+  // Executor::DescribeJob: e.g. the Slurm controller, on the cluster for remote_slurm).
+  const Registry* registry = nullptr;
 };
 
 Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& options);

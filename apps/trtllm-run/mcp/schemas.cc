@@ -24,7 +24,7 @@ const char kCaseStateSchema[] = R"({
     "workflow": {"type": "string"},
     "model_name": {"type": "string"},
     "job_id": {"type": ["string", "null"], "description": "The Slurm job id, once submitted."},
-    "slurm_state": {"type": ["string", "null"], "description": "The controller's job state (local_slurm, while running)."},
+    "slurm_state": {"type": ["string", "null"], "description": "The controller's job state while it runs (Slurm executors: asked by the executor, on the cluster over SSH for remote_slurm)."},
     "slurm_reason": {"type": ["string", "null"]},
     "elapsed_s": {"type": ["number", "null"], "description": "Seconds since the run started; its duration once finished."},
     "waited_s": {"type": "number", "description": "Seconds this call waited."},

@@ -74,7 +74,6 @@ Status ArgumentText(const std::string& name, const Value& value, std::vector<std
 CaseState AwaitStart(const std::string& handle, bool want_job_id, CallContext& context) {
   StateOptions options;
   options.log_lines = 5;
-  options.query_slurm = false;
   double waited = 0;
   Result<CaseState> state = ReadCaseState(handle, options);
   while (state.ok() && waited < kStartWaitSeconds && !state->finished &&
@@ -253,7 +252,7 @@ ToolOutcome Tools::RunCase(const Value& args, CallContext& context) {
                                               "the work dir of handle already holds its plan"));
       }
     }
-    Result<CaseState> state = ReadCaseState(handle, StateOptions{0, false});
+    Result<CaseState> state = ReadCaseState(handle, StateOptions{0, nullptr});
     if (!state.ok()) return ToolError("exec", state.status());
     if (state->kind != "case" || state->status != "not_started") {
       return ToolError("exec", Status::InvalidInput(
@@ -378,7 +377,7 @@ ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
   Status written = WriteSpawnRecord(handle + "/" + kCasesRecordFile, record);
   if (!written.ok()) return ToolError("run", written);
   context.Sleep(0.2);  // the supervisor's first lines
-  Result<CaseState> state = ReadCaseState(handle, StateOptions{5, false});
+  Result<CaseState> state = ReadCaseState(handle, StateOptions{5, nullptr});
   if (!state.ok()) return ToolError("run", state.status());
   return ToolResult(StateDocument(state.value()), "started " + std::to_string(cases->size()) +
                                                       " case(s) of " + cases_file +
@@ -465,11 +464,11 @@ ToolOutcome Tools::RunStage(const Value& args, CallContext& context) {
   // Planning errors (an unknown stage, an empty render) end the supervisor at once with
   // exit 2: wait for that briefly so that they come back as this call's error.
   double waited = 0;
-  Result<CaseState> state = ReadCaseState(handle, StateOptions{5, false});
+  Result<CaseState> state = ReadCaseState(handle, StateOptions{5, nullptr});
   while (state.ok() && state->supervisor_alive && state->cases.empty() &&
          waited < kStartWaitSeconds && context.Sleep(0.1)) {
     waited += 0.1;
-    state = ReadCaseState(handle, StateOptions{5, false});
+    state = ReadCaseState(handle, StateOptions{5, nullptr});
   }
   if (!state.ok()) return ToolError("stage", state.status());
   if (state->status == "abandoned") {

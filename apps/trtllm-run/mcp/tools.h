@@ -21,8 +21,9 @@
 namespace trtllm_run::mcp {
 
 struct ToolsOptions {
-  // The trtllm-run binary run as supervisor (`exec`, `run --cases`), for `cancel` and
-  // `env`. Empty: run_case, run_cases, cancel_case and probe_slurm fail.
+  // The trtllm-run binary run as supervisor (`exec`, `run --cases`, `stage`) and for
+  // `env`. Empty: run_case, run_cases, run_stage and probe_slurm fail (cancel_case and the
+  // state tools call the library: workdir_cancel.h, workdir_state.h).
   std::string trtllm_run;
   // Passed on to those commands: "--plugin-dir" DIR pairs, and the catalog file.
   std::vector<std::string> plugin_dirs;

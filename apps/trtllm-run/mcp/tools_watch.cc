@@ -14,6 +14,7 @@
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
+#include "trtllm_run/workdir_cancel.h"
 
 namespace trtllm_run::mcp {
 namespace {
@@ -79,7 +80,6 @@ ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
   const double timeout = NumberArg(args, "timeout_s", 45);
   StateOptions options;
   options.log_lines = static_cast<int>(NumberArg(args, "log_lines", 10));
-  options.query_slurm = false;
   Clock::time_point start = Clock::now();
   Result<CaseState> state = ReadCaseState(handle, options);
   if (!state.ok()) return ToolError("attach", state.status());
@@ -97,7 +97,7 @@ ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
     state = again;
   }
   if (!state->finished) {
-    options.query_slurm = true;
+    options.registry = &runtime_->registry();
     Result<CaseState> last = ReadCaseState(handle, options);
     if (last.ok()) state = last;
   }
@@ -108,6 +108,7 @@ ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
 ToolOutcome Tools::CaseStatus(const Value& args) {
   StateOptions options;
   options.log_lines = static_cast<int>(NumberArg(args, "log_lines", 10));
+  options.registry = &runtime_->registry();
   Result<CaseState> state = ReadCaseState(StringArg(args, "handle"), options);
   if (!state.ok()) return ToolError("status", state.status());
   return ToolResult(StateDocument(state.value()), CaseStateText(state.value()));
@@ -117,7 +118,7 @@ ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
   const std::string handle_arg = StringArg(args, "handle");
   const double wait = NumberArg(args, "wait_s", 40);
   const int kill_grace = static_cast<int>(NumberArg(args, "kill_grace", 10));
-  Result<CaseState> state = ReadCaseState(handle_arg, StateOptions{0, false});
+  Result<CaseState> state = ReadCaseState(handle_arg, StateOptions{0, nullptr});
   if (!state.ok()) return ToolError("cancel", state.status());
   const std::string handle = state->handle;
   std::string output;
@@ -143,23 +144,24 @@ ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
     output = "nothing to cancel: nothing was started in " + handle;
   } else {
     if (state->status == "starting") stop_supervisor(kExecRecordFile);
-    Result<CaseState> now = ReadCaseState(handle, StateOptions{0, false});
+    Result<CaseState> now = ReadCaseState(handle, StateOptions{0, nullptr});
     if (now.ok() && !now->finished && now->status != "starting") {
-      std::vector<std::string> argv = Command("cancel", true);
-      argv.insert(argv.end(), {"--kill-grace", std::to_string(kill_grace), "--wait",
-                               std::to_string(std::max(0.0, wait - Since(start))), handle});
-      Result<CommandOutput> ran = RunBounded(argv, wait + kill_grace + 30);
-      if (!ran.ok()) return ToolError("cancel", ran.status());
-      output += ran->stdout_text + ran->stderr_text;
-      if (ran->exit_code != 0 && ran->exit_code != 124) {
-        ToolOutcome failed = ToolError(
-            "cancel", Status::ExecutionError("trtllm-run cancel exited " +
-                                             std::to_string(ran->exit_code) + ": " + output));
-        return failed;
-      }
+      // `trtllm-run cancel`'s protocol, in this process (workdir_cancel.h).
+      std::ostringstream lines;
+      CancelWorkDirOptions cancel;
+      cancel.kill_grace_seconds = kill_grace;
+      cancel.wait_seconds = std::max(0.0, wait - Since(start));
+      cancel.progress = &lines;
+      cancel.sleep = [&context](double seconds) { return context.Sleep(seconds); };
+      Result<CancelWorkDirReport> report = CancelWorkDir(runtime_->registry(), handle, cancel);
+      if (!report.ok()) return ToolError("cancel", report.status());
+      output += lines.str();
+      if (!report->summary.empty()) output += report->summary + "\n";
+      if (!report->stop_status.ok()) return ToolError("cancel", report->stop_status);
     }
   }
   StateOptions final_options;
+  final_options.registry = &runtime_->registry();
   Result<CaseState> final_state = ReadCaseState(handle, final_options);
   if (!final_state.ok()) return ToolError("cancel", final_state.status());
   final_state->waited_s = Since(start);
@@ -170,7 +172,7 @@ ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
 }
 
 ToolOutcome Tools::CaseLog(const Value& args) {
-  Result<CaseState> state = ReadCaseState(StringArg(args, "handle"), StateOptions{0, false});
+  Result<CaseState> state = ReadCaseState(StringArg(args, "handle"), StateOptions{0, nullptr});
   if (!state.ok()) return ToolError("status", state.status());
   const Value* offset_arg = Member(args, "offset");
   std::int64_t offset = offset_arg && offset_arg->IsInt64() ? offset_arg->GetInt64() : 0;

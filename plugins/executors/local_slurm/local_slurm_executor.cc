@@ -6,6 +6,7 @@
 // script's steps in a held allocation.
 #include "render/render.h"
 #include "slurm/held_allocations.h"
+#include "slurm/slurm_describe.h"
 #include "slurm/slurm_run.h"
 #include "slurm/slurm_session.h"
 #include "trtllm_run/sdk/plugin_api.h"
@@ -42,6 +43,10 @@ class LocalSlurmExecutor : public Executor {
   }
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);
+  }
+  // `trtllm-run status`, MCP case state: the controller's record, asked on this host.
+  JobDescription DescribeJob(const JobSpec& spec, const RunState* state) const override {
+    return DescribeSlurmJob(spec, state);
   }
   // `trtllm-run release`: the allocations persistent mode holds on this host.
   std::vector<HeldResource> ListHeld() const override {

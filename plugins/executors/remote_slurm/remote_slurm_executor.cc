@@ -7,6 +7,7 @@
 // all but the transfer and sbatch per destination (slurm_remote_session.h).
 #include "render/render.h"
 #include "slurm/held_allocations.h"
+#include "slurm/slurm_describe.h"
 #include "slurm/slurm_remote.h"
 #include "slurm/slurm_remote_session.h"
 #include "slurm/slurm_run.h"
@@ -50,6 +51,11 @@ class RemoteSlurmExecutor : public Executor {
   }
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);
+  }
+  // `trtllm-run status`, MCP case state: the controller's record, asked on the login node, over the
+  // spec's SSH connection.
+  JobDescription DescribeJob(const JobSpec& spec, const RunState* state) const override {
+    return DescribeSlurmJob(spec, state);
   }
   // `run --cases`: one shared session per SSH destination, unless session=per-case.
   std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options) override {

@@ -67,6 +67,14 @@ struct JobDescription {
   // What the job's container engine says of its container ("running", "exited", ...);
   // empty when there is none or it was not asked. status --json: container_state.
   std::string container_state;
+  // What the job's scheduler says of it (Slurm: the controller's JobState, e.g.
+  // "PENDING", "RUNNING"; "UNKNOWN" once it no longer knows the job) and why (Slurm's
+  // Reason); empty when there is no scheduler or it was not asked. status --json:
+  // scheduler_state, scheduler_reason; MCP case state: slurm_state, slurm_reason.
+  std::string scheduler_state;
+  std::string scheduler_reason;
+  // Why the executor could not tell (e.g. the cluster did not answer); empty when it could.
+  std::string problem;
   // Extra "label: value" lines for status's text output, in order.
   std::vector<std::pair<std::string, std::string>> facts;
 };
@@ -166,9 +174,11 @@ class TRTLLM_RUN_API Executor {
   virtual Status Cancel(const JobSpec& spec, const ExecContext& context);
 
   // What the executor knows about a job it started in `spec.work_dir`, for
-  // `trtllm-run status` in another process; `state` is run_state.json (null when the job
-  // never started). Called only for work dirs of this host whose run has not finished.
-  // Asks nothing that could change the job. Default: nothing to add.
+  // `trtllm-run status` and the MCP server's case state in another process (through
+  // ReadWorkDirState, workdir_state.h); `state` is run_state.json (null when the job never
+  // started). Called only for work dirs of this host whose run has not finished. Asks
+  // nothing that could change the job, and asks where the job runs (a remote executor
+  // over its own connection). Default: nothing to add.
   virtual JobDescription DescribeJob(const JobSpec& spec, const RunState* state) const;
 
   // Resources this executor holds between runs (`trtllm-run release`), sorted by id.
