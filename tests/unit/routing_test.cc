@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;

@@ -12,10 +12,10 @@
 #include <map>
 #include <sstream>
 
+#include "model/dir_util.h"
 #include "model/workdir_files.h"
 #include "runtime/cases_dir.h"
-#include "runtime/dir_util.h"
-#include "slurm/slurm_records.h"
+#include "slurm/client/slurm_records.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "model/json_util.h"
-#include "placement/probe_script.h"
+#include "os/probe_script.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

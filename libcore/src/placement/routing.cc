@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <optional>
 
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 
 namespace trtllm_run {
 

@@ -13,8 +13,8 @@
 #include <set>
 #include <string_view>
 
-#include "runtime/dir_util.h"
-#include "slurm/slurm_pending.h"
+#include "model/dir_util.h"
+#include "model/slurm_pending.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -5,9 +5,9 @@
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
 // script's steps in a held allocation.
 #include "render/render.h"
-#include "slurm/held_allocations.h"
-#include "slurm/slurm_run.h"
-#include "slurm/slurm_session.h"
+#include "slurm/alloc/held_allocations.h"
+#include "slurm/submit/slurm_run.h"
+#include "slurm/submit/slurm_session.h"
 #include "trtllm_run/sdk/plugin_api.h"
 
 namespace trtllm_run {

@@ -6,10 +6,10 @@
 // transfer, sbatch, watch, scancel, verdict, logs copied back. `run --cases` shares
 // all but the transfer and sbatch per destination (slurm_remote_session.h).
 #include "render/render.h"
-#include "slurm/held_allocations.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_remote_session.h"
-#include "slurm/slurm_run.h"
+#include "slurm/alloc/held_allocations.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/remote/slurm_remote_session.h"
+#include "slurm/submit/slurm_run.h"
 #include "trtllm_run/sdk/plugin_api.h"
 
 namespace trtllm_run {
