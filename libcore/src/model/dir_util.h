@@ -1,7 +1,7 @@
 // Private helpers for the directories a run creates (runtime.cc: work dirs; multi_run.cc:
 // the run dir of `run --cases`).
-#ifndef TRTLLM_RUN_RUNTIME_DIR_UTIL_H_
-#define TRTLLM_RUN_RUNTIME_DIR_UTIL_H_
+#ifndef TRTLLM_RUN_MODEL_DIR_UTIL_H_
+#define TRTLLM_RUN_MODEL_DIR_UTIL_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -36,4 +36,4 @@ bool ReadSlice(const std::string& path, long long offset, std::size_t max_bytes,
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_RUNTIME_DIR_UTIL_H_
+#endif  // TRTLLM_RUN_MODEL_DIR_UTIL_H_

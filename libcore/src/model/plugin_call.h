@@ -2,8 +2,8 @@
 // ExecutorSession goes through GuardPluginCall, and every thread core starts catches
 // what its body throws, so an exception becomes an error value (a Status, or a RunResult
 // with status ERROR) that names who threw and what.
-#ifndef TRTLLM_RUN_RUNTIME_PLUGIN_CALL_H_
-#define TRTLLM_RUN_RUNTIME_PLUGIN_CALL_H_
+#ifndef TRTLLM_RUN_MODEL_PLUGIN_CALL_H_
+#define TRTLLM_RUN_MODEL_PLUGIN_CALL_H_
 
 #include <string>
 #include <string_view>
@@ -73,4 +73,4 @@ inline std::string WorkflowLabel(std::string_view name) {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_RUNTIME_PLUGIN_CALL_H_
+#endif  // TRTLLM_RUN_MODEL_PLUGIN_CALL_H_

@@ -5,8 +5,8 @@
 // and Max*PerUser limits that free up as other jobs end); the ones in this table only
 // clear when the request or the cluster's configuration changes, so a watcher cancels
 // such a job at once. The README's Slurm section lists the table.
-#ifndef TRTLLM_RUN_SLURM_SLURM_PENDING_H_
-#define TRTLLM_RUN_SLURM_SLURM_PENDING_H_
+#ifndef TRTLLM_RUN_MODEL_SLURM_PENDING_H_
+#define TRTLLM_RUN_MODEL_SLURM_PENDING_H_
 
 #include <optional>
 #include <string>
@@ -32,4 +32,4 @@ TRTLLM_RUN_API std::optional<HopelessPendingReason> FindHopelessPendingReason(
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_PENDING_H_
+#endif  // TRTLLM_RUN_MODEL_SLURM_PENDING_H_

@@ -1,11 +1,76 @@
 #include "model/slurm_time.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <vector>
 
-#include "slurm/client/slurm_records.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
+
+namespace {
+
+std::string Upper(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  return out;
+}
+
+std::optional<int> ParseInt(std::string_view text) {
+  std::optional<long long> value = ParseInteger(Trim(text), -99999999, 999999999);
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);
+}
+
+}  // namespace
+
+std::optional<int> ParseSlurmDuration(std::string_view text) {
+  text = Trim(text);
+  std::string upper = Upper(text);
+  if (text.empty() || upper == "UNLIMITED" || upper == "INFINITE" || upper == "N/A") {
+    return std::nullopt;
+  }
+  long days = 0;
+  std::size_t dash = text.find('-');
+  if (dash != std::string_view::npos) {
+    std::optional<int> d = ParseInt(text.substr(0, dash));
+    if (!d || *d < 0) return std::nullopt;
+    days = *d;
+    text = text.substr(dash + 1);
+  }
+  std::vector<int> parts;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t colon = text.find(':', start);
+    std::optional<int> part = ParseInt(text.substr(
+        start, colon == std::string_view::npos ? std::string_view::npos : colon - start));
+    if (!part || *part < 0) return std::nullopt;
+    parts.push_back(*part);
+    if (colon == std::string_view::npos) break;
+    start = colon + 1;
+  }
+  long seconds = 0;
+  if (dash != std::string_view::npos) {
+    // days-hours[:minutes[:seconds]]
+    static const int kUnits[] = {3600, 60, 1};
+    if (parts.size() > 3) return std::nullopt;
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      seconds += static_cast<long>(parts[i]) * kUnits[i];
+  } else if (parts.size() == 1) {
+    seconds = static_cast<long>(parts[0]) * 60;  // minutes
+  } else if (parts.size() == 2) {
+    seconds = static_cast<long>(parts[0]) * 60 + parts[1];  // minutes:seconds
+  } else if (parts.size() == 3) {
+    seconds = static_cast<long>(parts[0]) * 3600 + parts[1] * 60L + parts[2];
+  } else {
+    return std::nullopt;
+  }
+  seconds += days * 86400;
+  if (seconds > 0x7fffffff) return std::nullopt;
+  return static_cast<int>(seconds);
+}
 
 std::string FormatSlurmTime(int seconds) {
   char text[32];

@@ -1,9 +1,10 @@
 // Slurm time limits in the one duration syntax of every time flag: 2h, 90m, 3600s,
 // HH:MM:SS, plus what sbatch itself accepts (D-HH:MM:SS, MM:SS, a bare number of
 // minutes, UNLIMITED).
-#ifndef TRTLLM_RUN_SLURM_SLURM_TIME_H_
-#define TRTLLM_RUN_SLURM_SLURM_TIME_H_
+#ifndef TRTLLM_RUN_MODEL_SLURM_TIME_H_
+#define TRTLLM_RUN_MODEL_SLURM_TIME_H_
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -19,9 +20,13 @@ namespace trtllm_run {
 TRTLLM_RUN_API Result<std::string> NormalizeSlurmTime(std::string_view text,
                                                       std::string_view field);
 
+// A Slurm time ("1-02:03:04", "02:03:04", "03:04", "5" minutes, "UNLIMITED") in seconds;
+// nullopt for UNLIMITED/INFINITE/invalid text.
+TRTLLM_RUN_API std::optional<int> ParseSlurmDuration(std::string_view text);
+
 // A duration in seconds as Slurm writes it: HH:MM:SS, or D-HH:MM:SS from a day on.
 TRTLLM_RUN_API std::string FormatSlurmTime(int seconds);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_TIME_H_
+#endif  // TRTLLM_RUN_MODEL_SLURM_TIME_H_

@@ -1,18 +1,38 @@
-// Private pieces shared by the probe scripts (slurm_probe.cc, env_check.cc): the bash
-// prelude that runs queries in the background and prints their outputs as sections,
-// and the runner that sends a script through a Scenario and parses the sections.
-#ifndef TRTLLM_RUN_PLACEMENT_PROBE_SCRIPT_H_
-#define TRTLLM_RUN_PLACEMENT_PROBE_SCRIPT_H_
+// Private pieces shared by the probe scripts (slurm/probe/slurm_probe.cc,
+// placement/env_check.cc): the bash prelude that runs queries in the background and prints
+// their outputs as sections, the parser of those sections, and the runner that sends a
+// script through a Scenario and parses the sections.
+#ifndef TRTLLM_RUN_OS_PROBE_SCRIPT_H_
+#define TRTLLM_RUN_OS_PROBE_SCRIPT_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "slurm/probe/slurm_probe.h"
+#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
+
+// The raw outputs of one probe run, as the script printed them.
+struct ProbeSection {
+  int exit_code = 0;
+  std::string out;
+  std::string err;
+};
+
+struct ProbeOutput {
+  std::map<std::string, ProbeSection> sections;  // "user", "sinfo", "access=batch", ...
+  TRTLLM_RUN_API const ProbeSection* Find(const std::string& name) const;
+};
+
+// Splits the script's stdout into sections. kInvalidInput when a section is truncated
+// or the stream holds no section at all (e.g. the remote shell printed something else).
+TRTLLM_RUN_API Result<ProbeOutput> ParseProbeStream(std::string_view stream,
+                                                    const std::string& marker);
+
 namespace probe {
 
 // Defines, for the script that follows: $M (the marker), $D (a private temp dir,
@@ -43,4 +63,4 @@ std::string DescribeFailure(const std::string& command, const ProbeSection& sect
 }  // namespace probe
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_PLACEMENT_PROBE_SCRIPT_H_
+#endif  // TRTLLM_RUN_OS_PROBE_SCRIPT_H_

@@ -4,8 +4,8 @@
 // persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
 // script's steps in a held allocation.
-#include "render/render.h"
 #include "slurm/alloc/held_allocations.h"
+#include "slurm/render/render_slurm.h"
 #include "slurm/submit/slurm_run.h"
 #include "slurm/submit/slurm_session.h"
 #include "trtllm_run/sdk/plugin_api.h"

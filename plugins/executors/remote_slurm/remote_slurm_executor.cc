@@ -5,10 +5,10 @@
 // library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
 // transfer, sbatch, watch, scancel, verdict, logs copied back. `run --cases` shares
 // all but the transfer and sbatch per destination (slurm_remote_session.h).
-#include "render/render.h"
 #include "slurm/alloc/held_allocations.h"
 #include "slurm/remote/slurm_remote.h"
 #include "slurm/remote/slurm_remote_session.h"
+#include "slurm/render/render_slurm.h"
 #include "slurm/submit/slurm_run.h"
 #include "trtllm_run/sdk/plugin_api.h"
 

@@ -1,8 +1,8 @@
 // Running a batch script in a held allocation (slurm_alloc.cc): the runners that start it
 // on this host or on a login node and let the supervision loop stop it, and the cleanup of
 // the steps it left.
-#ifndef TRTLLM_RUN_SLURM_HELD_RUNNER_H_
-#define TRTLLM_RUN_SLURM_HELD_RUNNER_H_
+#ifndef TRTLLM_RUN_SLURM_ALLOC_HELD_RUNNER_H_
+#define TRTLLM_RUN_SLURM_ALLOC_HELD_RUNNER_H_
 
 #include <signal.h>
 
@@ -90,4 +90,4 @@ bool CancelLeftoverSteps(SlurmClient* client, const std::string& allocation_id);
 }  // namespace internal
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_HELD_RUNNER_H_
+#endif  // TRTLLM_RUN_SLURM_ALLOC_HELD_RUNNER_H_

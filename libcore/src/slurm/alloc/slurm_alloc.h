@@ -1,6 +1,6 @@
 // Slurm allocations held for later runs (persistent mode), recorded in state files.
-#ifndef TRTLLM_RUN_SLURM_SLURM_ALLOC_H_
-#define TRTLLM_RUN_SLURM_SLURM_ALLOC_H_
+#ifndef TRTLLM_RUN_SLURM_ALLOC_SLURM_ALLOC_H_
+#define TRTLLM_RUN_SLURM_ALLOC_SLURM_ALLOC_H_
 
 #include <string>
 #include <vector>
@@ -39,4 +39,4 @@ TRTLLM_RUN_API Status ReleaseHeldAllocation(const HeldAllocation& allocation, Sc
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_ALLOC_H_
+#endif  // TRTLLM_RUN_SLURM_ALLOC_SLURM_ALLOC_H_

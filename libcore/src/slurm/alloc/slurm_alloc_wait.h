@@ -3,8 +3,8 @@
 // Like the batch watcher (slurm_watch.h), a request that pends with a reason waiting
 // cannot clear (slurm_pending.h), or longer than max_pending_seconds, is withdrawn with
 // scancel at once instead of waiting until the run's monitor timeout.
-#ifndef TRTLLM_RUN_SLURM_SLURM_ALLOC_WAIT_H_
-#define TRTLLM_RUN_SLURM_SLURM_ALLOC_WAIT_H_
+#ifndef TRTLLM_RUN_SLURM_ALLOC_SLURM_ALLOC_WAIT_H_
+#define TRTLLM_RUN_SLURM_ALLOC_SLURM_ALLOC_WAIT_H_
 
 #include <optional>
 #include <string>
@@ -57,4 +57,4 @@ RunResult PendingAllocationResult(RunResult base, const SallocPendingStop& stop)
 
 }  // namespace trtllm_run::internal
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_ALLOC_WAIT_H_
+#endif  // TRTLLM_RUN_SLURM_ALLOC_SLURM_ALLOC_WAIT_H_

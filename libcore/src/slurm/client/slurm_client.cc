@@ -6,7 +6,7 @@
 
 #include "os/process.h"
 #include "os/ssh.h"
-#include "slurm/watch/slurm_watch_job.h"
+#include "slurm/client/job_file_io.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

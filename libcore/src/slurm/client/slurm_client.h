@@ -1,8 +1,8 @@
 // SlurmClient: Slurm's client commands (sbatch, scontrol, sacct, scancel, remote file
 // copies) run through a Scenario, with a time limit each, their output parsed
 // (slurm_job.h) and counted.
-#ifndef TRTLLM_RUN_SLURM_SLURM_CLIENT_H_
-#define TRTLLM_RUN_SLURM_SLURM_CLIENT_H_
+#ifndef TRTLLM_RUN_SLURM_CLIENT_SLURM_CLIENT_H_
+#define TRTLLM_RUN_SLURM_CLIENT_SLURM_CLIENT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -106,4 +106,4 @@ class TRTLLM_RUN_API SlurmClient {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_CLIENT_H_
+#endif  // TRTLLM_RUN_SLURM_CLIENT_SLURM_CLIENT_H_

@@ -13,8 +13,8 @@
 //     event").
 // JudgeSlurmJob() combines them into a RunResult. It never guesses: an unknown or missing
 // record is ERROR with the evidence, never PASSED.
-#ifndef TRTLLM_RUN_SLURM_SLURM_RECORDS_H_
-#define TRTLLM_RUN_SLURM_SLURM_RECORDS_H_
+#ifndef TRTLLM_RUN_SLURM_CLIENT_SLURM_RECORDS_H_
+#define TRTLLM_RUN_SLURM_CLIENT_SLURM_RECORDS_H_
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/slurm_time.h"
 #include "supervise/log_follower.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
@@ -107,10 +108,6 @@ TRTLLM_RUN_API SlurmConfigFacts ParseSlurmConfig(std::string_view text);
 // Reading the file costs the controller nothing; `scontrol show config` costs two RPCs.
 TRTLLM_RUN_API SlurmConfigFacts ParseSlurmConfFile(std::string_view text);
 
-// A Slurm time ("1-02:03:04", "02:03:04", "03:04", "5" minutes, "UNLIMITED") in seconds;
-// nullopt for UNLIMITED/INFINITE/invalid text.
-TRTLLM_RUN_API std::optional<int> ParseSlurmDuration(std::string_view text);
-
 // ---- The job's own lines ----
 
 // The batch script's end marker: the WHOLE line "[trtllm-run] job finished with exit code N
@@ -184,29 +181,6 @@ TRTLLM_RUN_API std::vector<std::string> JobOutputPatterns(const std::vector<std:
                                                           const std::vector<std::string>& success,
                                                           const std::string& end_token);
 
-struct SlurmJobEvidence;
-
-// What scanning a job's output found: scanners fed with JobOutputPatterns(failure, success)
-// and the first/last lines of the files.
-struct JobOutputScan {
-  const PatternScanner* out = nullptr;  // the .out
-  const PatternScanner* err = nullptr;  // the .err; null when it does not exist (merged)
-  std::size_t failure_count = 0;        // failure.size() given to JobOutputPatterns
-  std::size_t success_count = 0;
-  bool out_exists = false;
-  std::uint64_t out_bytes = 0;
-  std::vector<std::string> out_head;  // first lines of the .out (up to 50)
-  std::vector<std::string> out_tail;  // last lines of the .out
-  std::vector<std::string> err_head;  // first lines of the .err
-  std::string end_token;              // the script's end-marker token ("": no marker)
-};
-
-// Fills the output fields of `evidence` (end marker, step lines, hang/OOM/cancel lines,
-// patterns, head/tail) from `scan`.
-TRTLLM_RUN_API void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidence* evidence);
-
-// ---- The verdict ----
-
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_RECORDS_H_
+#endif  // TRTLLM_RUN_SLURM_CLIENT_SLURM_RECORDS_H_

@@ -4,8 +4,8 @@
 // round trip) and prints the raw outputs as one delimited stream; C++ parses it into a
 // SlurmEnv. The number of Slurm commands does not grow with the partitions, apart from
 // the `sbatch --test-only` access checks (which also run concurrently).
-#ifndef TRTLLM_RUN_SLURM_SLURM_PROBE_H_
-#define TRTLLM_RUN_SLURM_SLURM_PROBE_H_
+#ifndef TRTLLM_RUN_SLURM_PROBE_SLURM_PROBE_H_
+#define TRTLLM_RUN_SLURM_PROBE_SLURM_PROBE_H_
 
 #include <map>
 #include <optional>
@@ -71,4 +71,4 @@ TRTLLM_RUN_API Status SaveSlurmEnv(const SlurmEnv& env, const std::string& path)
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_PROBE_H_
+#endif  // TRTLLM_RUN_SLURM_PROBE_SLURM_PROBE_H_

@@ -50,60 +50,6 @@ int PartitionRank(const std::string& name) {
 
 }  // namespace
 
-const ProbeSection* ProbeOutput::Find(const std::string& name) const {
-  auto it = sections.find(name);
-  return it == sections.end() ? nullptr : &it->second;
-}
-
-Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string& marker) {
-  ProbeOutput output;
-  const std::string prefix = marker + " ";
-  size_t pos = 0;
-  while (true) {
-    // Section bodies are skipped by their length, so the marker is only searched for
-    // where a header can start (and in whatever a login shell printed before).
-    size_t at = stream.find(prefix, pos);
-    if (at == std::string_view::npos) break;
-    size_t eol = stream.find('\n', at);
-    if (eol == std::string_view::npos) {
-      return Status::InvalidInput("probe output ends inside a section header");
-    }
-    std::vector<std::string> fields = SplitWhitespace(stream.substr(at, eol - at));
-    if (fields.size() != 5) {
-      return Status::InvalidInput("malformed probe section header: '" +
-                                  std::string(stream.substr(at, eol - at)) + "'");
-    }
-    ProbeSection section;
-    std::optional<long long> exit_code =
-        fields[2].empty() ? -1 : ParseInteger(fields[2], INT_MIN, INT_MAX);
-    std::optional<long long> out_size = ParseInteger(fields[3], 0, LLONG_MAX);
-    std::optional<long long> err_size = ParseInteger(fields[4], 0, LLONG_MAX);
-    if (!exit_code || !out_size || !err_size) {
-      return Status::InvalidInput("malformed probe section header: '" +
-                                  std::string(stream.substr(at, eol - at)) + "'");
-    }
-    section.exit_code = static_cast<int>(*exit_code);
-    const auto out_bytes = static_cast<size_t>(*out_size);
-    const auto err_bytes = static_cast<size_t>(*err_size);
-    size_t body = eol + 1;
-    if (body > stream.size() || out_bytes > stream.size() - body ||
-        err_bytes > stream.size() - body - out_bytes) {  // no overflow, unlike a sum
-      return Status::InvalidInput("probe output is truncated in section '" + fields[1] + "'");
-    }
-    section.out = std::string(stream.substr(body, out_bytes));
-    section.err = std::string(stream.substr(body + out_bytes, err_bytes));
-    output.sections[fields[1]] = std::move(section);
-    pos = body + out_bytes + err_bytes;
-  }
-  if (output.sections.empty()) {
-    std::string head(Trim(stream.substr(0, 200)));
-    return Status::InvalidInput(
-        "the probe printed no sections" +
-        (head.empty() ? std::string(" (no output)") : ": output starts with '" + head + "'"));
-  }
-  return output;
-}
-
 std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text) {
   std::vector<SinfoPartition> partitions;
   for (const std::string& line : NonEmptyLines(text)) {

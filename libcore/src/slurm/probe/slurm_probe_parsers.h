@@ -1,8 +1,8 @@
 // Parsers of the Slurm probe's stream and of the individual command outputs in it (sinfo,
 // scontrol show node, scontrol show assoc_mgr, srun --mpi=list), and the default-partition
 // rule; exposed for tests and reuse.
-#ifndef TRTLLM_RUN_SLURM_SLURM_PROBE_PARSERS_H_
-#define TRTLLM_RUN_SLURM_SLURM_PROBE_PARSERS_H_
+#ifndef TRTLLM_RUN_SLURM_PROBE_SLURM_PROBE_PARSERS_H_
+#define TRTLLM_RUN_SLURM_PROBE_SLURM_PROBE_PARSERS_H_
 
 #include <map>
 #include <optional>
@@ -10,27 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "os/probe_script.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
-
-// The raw outputs of one probe run, as the script printed them.
-struct ProbeSection {
-  int exit_code = 0;
-  std::string out;
-  std::string err;
-};
-
-struct ProbeOutput {
-  std::map<std::string, ProbeSection> sections;  // "user", "sinfo", "access=batch", ...
-  TRTLLM_RUN_API const ProbeSection* Find(const std::string& name) const;
-};
-
-// Splits the script's stdout into sections. kInvalidInput when a section is truncated
-// or the stream holds no section at all (e.g. the remote shell printed something else).
-TRTLLM_RUN_API Result<ProbeOutput> ParseProbeStream(std::string_view stream,
-                                                    const std::string& marker);
 
 // sinfo -h -o '%P|%a|%l|%D|%G' -> partitions in order (duplicates merged: node counts
 // added, the first gres kept); the default partition's trailing '*' is stripped and
@@ -84,4 +68,4 @@ TRTLLM_RUN_API std::optional<std::string> ChooseDefaultPartition(
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_PROBE_PARSERS_H_
+#endif  // TRTLLM_RUN_SLURM_PROBE_SLURM_PROBE_PARSERS_H_

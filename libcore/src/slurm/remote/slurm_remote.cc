@@ -209,57 +209,6 @@ std::string BuildScript(const JobSpec& spec, const std::string& command) {
 
 }  // namespace
 
-void AddSshConnectionExtras(const CaseRequest& request, JobSpec* spec) {
-  if (request.ssh_config_file) spec->extra["ssh_config_file"] = *request.ssh_config_file;
-  if (request.ssh_port) spec->extra["ssh_port"] = std::to_string(*request.ssh_port);
-  if (request.identity) spec->extra["ssh_identity_file"] = *request.identity;
-  std::string options;
-  for (const std::string& option : request.ssh_option) options += option + "\n";
-  if (!options.empty()) spec->extra["ssh_options"] = options;
-}
-
-Result<SshOptions> SshOptionsForSpec(const JobSpec& spec) {
-  if (spec.ssh_host.empty()) {
-    return Status::InvalidInput("job_spec.json of " + spec.work_dir + " has no ssh_host",
-                                "give --ssh-host (or a catalog cluster with ssh_host)");
-  }
-  SshOptions options;
-  options.destination = spec.ssh_host;
-  bool has_user = spec.ssh_host.find('@') != std::string::npos;
-  if (!has_user && !spec.slurm_user.empty()) options.user = spec.slurm_user;
-  options.ssh_config_file = Extra(spec, "ssh_config_file");
-  if (std::string port = Extra(spec, "ssh_port"); !port.empty()) {
-    try {
-      options.port = std::stoi(port);
-    } catch (const std::exception&) {
-      return Status::InvalidInput("job_spec.json of " + spec.work_dir + ": ssh_port '" + port +
-                                  "' is not a number");
-    }
-  }
-  options.identity_file = Extra(spec, "ssh_identity_file");
-  std::istringstream ssh_options(Extra(spec, "ssh_options"));
-  for (std::string line; std::getline(ssh_options, line);) {
-    if (!line.empty()) options.extra_options.push_back(line);
-  }
-  if (const char* secret = std::getenv(kSlurmPasswordEnv); secret && *secret) {
-    options.password_env = kSlurmPasswordEnv;
-  } else if (const char* file = std::getenv(kSlurmPasswordFileEnv); file && *file) {
-    Result<std::string> text = ReadFile(file);
-    if (!text.ok()) {
-      return Status::InvalidInput("cannot read the SSH password file named by $" +
-                                      std::string(kSlurmPasswordFileEnv) + ": " +
-                                      text.status().message(),
-                                  "give a readable file (mode 0600) holding the password");
-    }
-    std::string password = text.value();
-    while (!password.empty() && (password.back() == '\n' || password.back() == '\r')) {
-      password.pop_back();
-    }
-    options.password = password;
-  }
-  return options;
-}
-
 namespace internal {
 
 std::unique_ptr<SshScenario> ConnectRemote(const JobSpec& spec, const ExecContext& context,

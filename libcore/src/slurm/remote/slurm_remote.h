@@ -1,7 +1,7 @@
 // Running a prepared Slurm job on a remote cluster over SSH: repo setup, the build
 // job, transfer, submit, watch, and the SSH options of a job spec.
-#ifndef TRTLLM_RUN_SLURM_SLURM_REMOTE_H_
-#define TRTLLM_RUN_SLURM_SLURM_REMOTE_H_
+#ifndef TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_H_
+#define TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_H_
 
 #include <string>
 
@@ -25,11 +25,6 @@ TRTLLM_RUN_API extern const char kDefaultBuildCommand[];
 // local work dir as it grows. A dropped connection is re-established and the watch goes on.
 TRTLLM_RUN_API RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context);
 
-// The SSH options of a remote_slurm job spec: destination ssh_host (slurm_user when the
-// destination names no user), ssh_config_file from `extra`, the password from
-// $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
-TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
-
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_REMOTE_H_
+#endif  // TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_H_

@@ -1,8 +1,8 @@
 // The stages of a remote_slurm run (slurm_remote.cc), shared by RunRemoteSlurmJob (one
 // case, its own connection) and the remote_slurm session (many cases of a destination,
 // each stage done once where the cases share it). Not installed.
-#ifndef TRTLLM_RUN_SLURM_SLURM_REMOTE_STAGES_H_
-#define TRTLLM_RUN_SLURM_SLURM_REMOTE_STAGES_H_
+#ifndef TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_STAGES_H_
+#define TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_STAGES_H_
 
 #include <functional>
 #include <memory>
@@ -59,4 +59,4 @@ RunResult RunJob(RemoteRun* run, const SubmitAndWatchFn& submit);
 
 }  // namespace trtllm_run::internal
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_REMOTE_STAGES_H_
+#endif  // TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_STAGES_H_

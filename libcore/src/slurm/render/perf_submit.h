@@ -1,8 +1,8 @@
 // Running the repo's submit.py (spec 001/002 Step 4 Category 4) hermetically: its Slurm
 // queries are answered from the slurm_env being planned against, its run time is
 // bounded, and the launch script it writes is checked against the plan. Not installed.
-#ifndef TRTLLM_RUN_SLURM_PERF_SUBMIT_H_
-#define TRTLLM_RUN_SLURM_PERF_SUBMIT_H_
+#ifndef TRTLLM_RUN_SLURM_RENDER_PERF_SUBMIT_H_
+#define TRTLLM_RUN_SLURM_RENDER_PERF_SUBMIT_H_
 
 #include <optional>
 #include <set>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "render/render.h"
+#include "slurm/render/render_slurm.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/sdk/job_spec.h"
@@ -93,4 +93,4 @@ MapPerfFilesToRemote(const std::string& work_dir, const std::set<std::string>& b
 
 }  // namespace trtllm_run::internal
 
-#endif  // TRTLLM_RUN_SLURM_PERF_SUBMIT_H_
+#endif  // TRTLLM_RUN_SLURM_RENDER_PERF_SUBMIT_H_

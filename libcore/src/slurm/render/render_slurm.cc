@@ -7,10 +7,10 @@
 #include <set>
 #include <sstream>
 
-#include "render/render.h"
 #include "slurm/client/slurm_records.h"
 #include "slurm/probe/slurm_probe.h"
 #include "slurm/render/perf_submit.h"
+#include "slurm/render/render_slurm.h"
 #include "slurm/render/slurm_resolve.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"

@@ -2,15 +2,15 @@
 // local_slurm and remote_slurm executors): every value the batch script or submit.py's
 // launch script needs, from the request, the plan, the placement and slurm_env. Not
 // installed.
-#ifndef TRTLLM_RUN_SLURM_SLURM_RESOLVE_H_
-#define TRTLLM_RUN_SLURM_SLURM_RESOLVE_H_
+#ifndef TRTLLM_RUN_SLURM_RENDER_SLURM_RESOLVE_H_
+#define TRTLLM_RUN_SLURM_RENDER_SLURM_RESOLVE_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "placement/mounts.h"
-#include "render/render.h"
+#include "slurm/render/render_slurm.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/result.h"
@@ -62,4 +62,4 @@ Result<ResolvedSlurmJob> ResolveSlurmJob(const CaseRequest& request, const JobPl
 
 }  // namespace trtllm_run::internal
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_RESOLVE_H_
+#endif  // TRTLLM_RUN_SLURM_RENDER_SLURM_RESOLVE_H_

@@ -1,8 +1,8 @@
 // Sizing a resolved Slurm job against its partition: the time limit, the workflow's
 // decisions that need the partition, the perf-sanity path's inputs, and the Slurm
 // parameters with the GPU checks. Not installed.
-#ifndef TRTLLM_RUN_SLURM_SLURM_SIZING_H_
-#define TRTLLM_RUN_SLURM_SLURM_SIZING_H_
+#ifndef TRTLLM_RUN_SLURM_RENDER_SLURM_SIZING_H_
+#define TRTLLM_RUN_SLURM_RENDER_SLURM_SIZING_H_
 
 #include "slurm/render/slurm_resolve.h"
 #include "trtllm_run/request.h"
@@ -33,4 +33,4 @@ Status SizeSlurmJob(const CaseRequest& request, ResolvedSlurmJob* job);
 
 }  // namespace trtllm_run::internal
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_SIZING_H_
+#endif  // TRTLLM_RUN_SLURM_RENDER_SLURM_SIZING_H_

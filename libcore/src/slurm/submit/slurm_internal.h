@@ -1,7 +1,7 @@
 // Shared pieces of the Slurm executors' run (slurm_job.cc, remote_repo.cc,
 // slurm_alloc.cc). Not installed.
-#ifndef TRTLLM_RUN_SLURM_SLURM_INTERNAL_H_
-#define TRTLLM_RUN_SLURM_SLURM_INTERNAL_H_
+#ifndef TRTLLM_RUN_SLURM_SUBMIT_SLURM_INTERNAL_H_
+#define TRTLLM_RUN_SLURM_SUBMIT_SLURM_INTERNAL_H_
 
 #include <string>
 #include <vector>
@@ -96,4 +96,4 @@ Status CancelHeldAllocationRun(const JobSpec& spec);
 
 }  // namespace trtllm_run::internal
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_INTERNAL_H_
+#endif  // TRTLLM_RUN_SLURM_SUBMIT_SLURM_INTERNAL_H_

@@ -8,8 +8,8 @@
 // holds the job id (written atomically the moment sbatch returns it) and
 // run_state.json (workdir.h) records the job id and the log file, so that `trtllm-run
 // status|cancel WORK_DIR` work from another shell and after a crash.
-#ifndef TRTLLM_RUN_SLURM_SLURM_RUN_H_
-#define TRTLLM_RUN_SLURM_SLURM_RUN_H_
+#ifndef TRTLLM_RUN_SLURM_SUBMIT_SLURM_RUN_H_
+#define TRTLLM_RUN_SLURM_SUBMIT_SLURM_RUN_H_
 
 #include <cstdint>
 #include <memory>
@@ -100,6 +100,11 @@ TRTLLM_RUN_API Status ProveSlurmJobOwnership(SlurmClient* client, const JobSpec&
 // as the `extra` keys SshOptionsForSpec reads.
 TRTLLM_RUN_API void AddSshConnectionExtras(const CaseRequest& request, JobSpec* spec);
 
+// The SSH options of a remote_slurm job spec: destination ssh_host (slurm_user when the
+// destination names no user), ssh_config_file from `extra`, the password from
+// $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
+TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
+
 // The job id recorded in a work dir ("" when none). Not checked: see IsSlurmJobId.
 TRTLLM_RUN_API std::string RecordedSlurmJobId(const std::string& work_dir);
 
@@ -110,4 +115,4 @@ TRTLLM_RUN_API bool IsSlurmJobId(const std::string& id);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_RUN_H_
+#endif  // TRTLLM_RUN_SLURM_SUBMIT_SLURM_RUN_H_

@@ -1,6 +1,6 @@
 // Which step of a Slurm job failed, in words, for JudgeSlurmJob (slurm_verdict.h).
-#ifndef TRTLLM_RUN_SLURM_SLURM_FAILING_STEP_H_
-#define TRTLLM_RUN_SLURM_SLURM_FAILING_STEP_H_
+#ifndef TRTLLM_RUN_SLURM_VERDICT_SLURM_FAILING_STEP_H_
+#define TRTLLM_RUN_SLURM_VERDICT_SLURM_FAILING_STEP_H_
 
 #include <string>
 
@@ -19,4 +19,4 @@ std::string FailingStep(const SlurmJobEvidence& e);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_FAILING_STEP_H_
+#endif  // TRTLLM_RUN_SLURM_VERDICT_SLURM_FAILING_STEP_H_

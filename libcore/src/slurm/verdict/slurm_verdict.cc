@@ -576,4 +576,65 @@ RunResult JudgeSlurmJob(const SlurmJobEvidence& evidence) {
   return judge.Go();
 }
 
+void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidence* evidence) {
+  constexpr std::size_t kHang = 0, kEnd = 1, kCancel = 2, kOom = 3;
+  const std::size_t oom_count = SlurmOomPatterns().size();
+  const std::size_t failure_begin = kOom + oom_count;
+  const std::size_t success_begin = failure_begin + scan.failure_count;
+  const std::size_t task_exit = success_begin + scan.success_count;
+  evidence->log_exists = scan.out_exists;
+  evidence->log_bytes = scan.out_bytes;
+  evidence->log_head = scan.out_head;
+  evidence->log_tail = scan.out_tail;
+  evidence->err_lines = scan.err_head;
+  // The first match of a pattern in [begin, end): the .out's, else the .err's.
+  auto first = [&](std::size_t begin, std::size_t end) -> const PatternMatch* {
+    for (const PatternScanner* scanner : {scan.out, scan.err}) {
+      if (scanner == nullptr) continue;
+      for (const PatternMatch& match : scanner->matches()) {
+        if (match.pattern_index >= begin && match.pattern_index < end) return &match;
+      }
+    }
+    return nullptr;
+  };
+  if (const PatternMatch* m = first(kHang, kHang + 1)) evidence->hang_line = m->line;
+  // The script prints its marker last: the last whole marker line of the .out's tail, once
+  // the scanner saw the token. One that many lines followed is not the script's end.
+  evidence->end_marker_exit.reset();
+  if (scan.out && scan.out->FindMatch(kEnd)) {
+    evidence->end_marker_exit = LastEndMarker(scan.out_tail, scan.end_token);
+  }
+  if (const PatternMatch* m = first(kCancel, kCancel + 1)) evidence->cancel_line = m->line;
+  if (const PatternMatch* m = first(kOom, failure_begin)) evidence->oom_line = m->line;
+  if (const PatternMatch* m = first(failure_begin, success_begin)) {
+    evidence->failure_pattern = m->pattern;
+    evidence->failure_line = m->line;
+  }
+  if (const PatternMatch* m = first(task_exit, task_exit + 1)) evidence->task_exit_line = m->line;
+  evidence->success_pattern_count = scan.success_count;
+  evidence->success_patterns_seen.clear();
+  for (const PatternScanner* scanner : {scan.out, scan.err}) {
+    if (scanner == nullptr) continue;
+    for (const PatternMatch& match : scanner->matches()) {
+      if (match.pattern_index >= success_begin && match.pattern_index < task_exit)
+        evidence->success_patterns_seen.push_back(match.pattern);
+    }
+  }
+  // The step lines are printed at the end of each step; a failed step is followed only by
+  // "skipped" lines and the end marker, so the tail holds the ones that matter. The head
+  // covers short logs whose tail was cut.
+  evidence->step_exits.clear();
+  const std::vector<std::string>* sources[] = {&scan.out_head, &scan.out_tail};
+  std::vector<std::string> seen;
+  for (const std::vector<std::string>* lines : sources) {
+    for (const std::string& line : *lines) {
+      std::optional<StepExitLine> step = ParseStepExitLine(line);
+      if (!step) continue;
+      if (std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
+      seen.push_back(line);
+      evidence->step_exits.push_back(*step);
+    }
+  }
+}
+
 }  // namespace trtllm_run

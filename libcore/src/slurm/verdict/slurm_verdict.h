@@ -1,6 +1,6 @@
 // The verdict of a Slurm job from what the scheduler and the job's output say.
-#ifndef TRTLLM_RUN_SLURM_SLURM_VERDICT_H_
-#define TRTLLM_RUN_SLURM_SLURM_VERDICT_H_
+#ifndef TRTLLM_RUN_SLURM_VERDICT_SLURM_VERDICT_H_
+#define TRTLLM_RUN_SLURM_VERDICT_SLURM_VERDICT_H_
 
 #include <optional>
 #include <string>
@@ -95,6 +95,25 @@ struct SlurmJobEvidence {
 //   4. nothing: ERROR with the evidence.
 TRTLLM_RUN_API RunResult JudgeSlurmJob(const SlurmJobEvidence& evidence);
 
+// What scanning a job's output found: scanners fed with JobOutputPatterns(failure, success)
+// and the first/last lines of the files.
+struct JobOutputScan {
+  const PatternScanner* out = nullptr;  // the .out
+  const PatternScanner* err = nullptr;  // the .err; null when it does not exist (merged)
+  std::size_t failure_count = 0;        // failure.size() given to JobOutputPatterns
+  std::size_t success_count = 0;
+  bool out_exists = false;
+  std::uint64_t out_bytes = 0;
+  std::vector<std::string> out_head;  // first lines of the .out (up to 50)
+  std::vector<std::string> out_tail;  // last lines of the .out
+  std::vector<std::string> err_head;  // first lines of the .err
+  std::string end_token;              // the script's end-marker token ("": no marker)
+};
+
+// Fills the output fields of `evidence` (end marker, step lines, hang/OOM/cancel lines,
+// patterns, head/tail) from `scan`.
+TRTLLM_RUN_API void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidence* evidence);
+
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_VERDICT_H_
+#endif  // TRTLLM_RUN_SLURM_VERDICT_SLURM_VERDICT_H_

@@ -1,7 +1,7 @@
 // One SlurmWatcher on a thread of its own, fed by many threads: the shared watch of an
 // executor session (the local_slurm session, each destination of the remote_slurm one).
-#ifndef TRTLLM_RUN_SLURM_SHARED_WATCHER_H_
-#define TRTLLM_RUN_SLURM_SHARED_WATCHER_H_
+#ifndef TRTLLM_RUN_SLURM_WATCH_SHARED_WATCHER_H_
+#define TRTLLM_RUN_SLURM_WATCH_SHARED_WATCHER_H_
 
 #include <condition_variable>
 #include <future>
@@ -64,4 +64,4 @@ class SharedSlurmWatcher {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SHARED_WATCHER_H_
+#endif  // TRTLLM_RUN_SLURM_WATCH_SHARED_WATCHER_H_

@@ -27,8 +27,8 @@
 //     HANG_DETECTED "no output for Ns"; not judged while the scheduler does not answer;
 //   - a job pending for a reason waiting cannot clear (slurm_pending.h), or still
 //     pending after max_pending_seconds -> scancel, and the verdict ERROR naming it.
-#ifndef TRTLLM_RUN_SLURM_SLURM_WATCH_H_
-#define TRTLLM_RUN_SLURM_SLURM_WATCH_H_
+#ifndef TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_H_
+#define TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_H_
 
 #include <chrono>
 #include <functional>
@@ -217,4 +217,4 @@ class TRTLLM_RUN_API SlurmWatcher {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_WATCH_H_
+#endif  // TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_H_

@@ -1,7 +1,7 @@
-// Private to the Slurm client and watcher (slurm_client.cc, slurm_watch.cc,
-// slurm_watch_end.cc): what SlurmWatcher knows of each job, and the helpers they share.
-#ifndef TRTLLM_RUN_SLURM_SLURM_WATCH_JOB_H_
-#define TRTLLM_RUN_SLURM_SLURM_WATCH_JOB_H_
+// Private to the Slurm watcher (slurm_watch.cc, slurm_watch_end.cc, slurm_watch_output.cc,
+// slurm_job_owner.cc): what SlurmWatcher knows of each job, and the helpers they share.
+#ifndef TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_JOB_H_
+#define TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_JOB_H_
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "slurm/client/file_follow_stream.h"
+#include "slurm/client/job_file_io.h"
 #include "slurm/verdict/slurm_verdict.h"
 #include "slurm/watch/slurm_watch.h"
 #include "supervise/log_follower.h"
@@ -40,55 +41,6 @@ constexpr double kFreeQueries = 2;
 inline double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 inline Clock::duration Dur(double seconds) {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
-}
-
-// Up to `max` bytes of `path` from `offset`; "" when it cannot be read.
-inline std::string ReadRange(const std::string& path, std::uint64_t offset, std::size_t max) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return "";
-  std::string data(max, '\0');
-  std::size_t got = 0;
-  while (got < max) {
-    ssize_t n = ::pread(fd, &data[got], max - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  data.resize(got);
-  return data;
-}
-
-inline std::vector<std::string> SplitLines(const std::string& text, std::size_t max_lines) {
-  std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size() && lines.size() < max_lines) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string line = text.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  return lines;
-}
-
-inline bool AppendFile(const std::string& path, const std::string& bytes, bool truncate) {
-  int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (truncate ? O_TRUNC : 0);
-  int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) return false;
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      ::close(fd);
-      return false;
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  return true;
 }
 
 inline std::string UserName(const std::string& uid_text) {
@@ -160,4 +112,4 @@ struct SlurmWatcher::OutputStream {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_WATCH_JOB_H_
+#endif  // TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_JOB_H_
