@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "slurm/probe/slurm_probe.h"
+#include "trtllm_run/registry.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
@@ -15,6 +16,27 @@ namespace {
 
 const std::vector<std::string> kExecutors = {"local_direct", "local_docker", "local_slurm",
                                              "my_executor", "remote_slurm"};
+
+// The executors named, with the traits their plugins declare (the built-in plugins of this
+// build, loaded once); a name no plugin has (my_executor) declares none. Nothing claims.
+std::vector<RoutingCandidate> Candidates(const std::vector<std::string>& names) {
+  static Registry* const builtins = [] {
+    auto* registry = new Registry();
+    registry->LoadDirectory(BuiltinPluginDirectory());
+    return registry;
+  }();
+  std::vector<RoutingCandidate> candidates;
+  for (const std::string& name : names) {
+    Result<ExecutorTraits> traits = builtins->ExecutorTraitsOf(name);
+    candidates.push_back({name, traits.ok() ? traits.value() : ExecutorTraits{}, nullptr});
+  }
+  return candidates;
+}
+
+Result<Placement> Route(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
+                        const ClusterCatalog* catalog, const std::vector<std::string>& names) {
+  return RouteAmong(request, plan, env, catalog, Candidates(names));
+}
 
 ClusterCatalog Catalog() {
   Result<ClusterCatalog> catalog = ParseClusterCatalog(R"(

@@ -34,17 +34,6 @@ bool Contains(const std::vector<std::string>& items, const std::string& value) {
   return std::find(items.begin(), items.end(), value) != items.end();
 }
 
-// The built-in executors' traits as their plugins declare them, for Route() by names.
-ExecutorTraits BuiltinTraits(const std::string& name) {
-  ExecutorTraits traits;
-  traits.host_bound = name == "local_direct" || name == "local_docker";
-  traits.needs_env_check = name == "local_docker";
-  traits.slurm = name == "local_slurm" || name == "remote_slurm";
-  traits.remote = name == "remote_slurm";
-  traits.container = name != "local_direct";
-  return traits;
-}
-
 std::string Given(const std::optional<std::string>& value) {
   return value && !value->empty() ? *value : "";
 }
@@ -402,22 +391,10 @@ std::string UncheckedAccountsReason(const SlurmEnv& env, SlurmAccounting account
 
 }  // namespace
 
-bool IsSlurmScenario(const std::string& scenario) { return BuiltinTraits(scenario).slurm; }
-
 Result<Placement> RouteAmong(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
                              const ClusterCatalog* catalog,
                              const std::vector<RoutingCandidate>& executors) {
   return Router(request, plan, env, catalog, executors).Route();
-}
-
-Result<Placement> Route(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
-                        const ClusterCatalog* catalog,
-                        const std::vector<std::string>& executor_names) {
-  std::vector<RoutingCandidate> executors;
-  for (const std::string& name : executor_names) {
-    executors.push_back(RoutingCandidate{name, BuiltinTraits(name), nullptr});
-  }
-  return RouteAmong(request, plan, env, catalog, executors);
 }
 
 Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
