@@ -11,13 +11,6 @@ namespace trtllm_run {
 
 namespace {
 
-std::string Upper(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return out;
-}
-
 std::optional<int> ParseInt(std::string_view text) {
   std::optional<long long> value = ParseInteger(Trim(text), -99999999, 999999999);
   if (!value) return std::nullopt;
@@ -28,7 +21,7 @@ std::optional<int> ParseInt(std::string_view text) {
 
 std::optional<int> ParseSlurmDuration(std::string_view text) {
   text = Trim(text);
-  std::string upper = Upper(text);
+  std::string upper = AsciiUpper(text);
   if (text.empty() || upper == "UNLIMITED" || upper == "INFINITE" || upper == "N/A") {
     return std::nullopt;
   }

@@ -28,15 +28,8 @@ constexpr std::size_t kErrLinesShown = 3;
 constexpr std::size_t kMaxTestsListed = 10;
 constexpr std::size_t kMaxLineShown = 300;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
-  return Lower(haystack).find(Lower(needle)) != std::string::npos;
+  return AsciiLower(haystack).find(AsciiLower(needle)) != std::string::npos;
 }
 
 std::string Shown(const std::string& line) {

@@ -26,15 +26,8 @@ const char kSrunTaskExitPattern[] = ": Exited with exit code ";
 
 namespace {
 
-std::string Upper(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return out;
-}
-
 bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
-  return Upper(haystack).find(Upper(needle)) != std::string::npos;
+  return AsciiUpper(haystack).find(AsciiUpper(needle)) != std::string::npos;
 }
 
 std::optional<int> ParseInt(std::string_view text) {
@@ -158,7 +151,7 @@ SlurmExit ParseSlurmExit(std::string_view text) {
 }
 
 std::string NormalizeSlurmState(std::string_view text) {
-  std::string state = Upper(Trim(text));
+  std::string state = AsciiUpper(Trim(text));
   std::size_t space = state.find(' ');
   if (space != std::string::npos) state.resize(space);  // "CANCELLED BY 0"
   while (!state.empty() && state.back() == '+') state.pop_back();
@@ -237,7 +230,7 @@ std::vector<SlurmAcctRecord> ParseSacct(std::string_view text) {
     if (dot != std::string::npos) record.step = record.id.substr(dot + 1);
     record.state_text = std::string(Trim(fields[1]));
     record.state = NormalizeSlurmState(record.state_text);
-    std::string upper = Upper(record.state_text);
+    std::string upper = AsciiUpper(record.state_text);
     std::size_t by = upper.find(" BY ");
     if (by != std::string::npos)
       record.cancelled_by = std::string(Trim(record.state_text.substr(by + 4)));
@@ -269,7 +262,7 @@ SlurmConfigFacts ParseSlurmConfig(std::string_view text) {
     if (eq == std::string_view::npos) continue;
     // `scontrol show config` prints "Key = value"; slurm.conf has "Key=value" with keys
     // in any case.
-    std::string key = Upper(Trim(line.substr(0, eq)));
+    std::string key = AsciiUpper(Trim(line.substr(0, eq)));
     std::string_view value = Trim(line.substr(eq + 1));
     std::string_view first = value.substr(0, value.find(' '));
     if (key == "MINJOBAGE") {
@@ -451,7 +444,7 @@ const std::vector<std::string>& SlurmOomPatterns() {
 }
 
 std::optional<CancelLine> ParseCancelLine(std::string_view line) {
-  std::string upper = Upper(line);
+  std::string upper = AsciiUpper(line);
   std::size_t at = upper.find("CANCELLED AT");
   if (at == std::string::npos) return std::nullopt;
   CancelLine cancel;
