@@ -138,21 +138,28 @@ TEST_CASE("routing: --scenario override", "[routing]") {
   ClusterCatalog catalog = Catalog();
   CaseRequest request = Request();
   request.scenario = "local_direct";
-  request.device_type = "B200";  // ignored: the override wins
-  Placement direct = RouteOk(request, Plan(1), Workstation(8, "H100", true), &catalog);
+  request.device_type = "B200";       // ignored: the override wins
+  JobPlan reads_no_models = Plan(1);  // as the custom workflow plans an arbitrary command
+  reads_no_models.launch.uses_models_root = false;
+  Placement direct = RouteOk(request, reads_no_models, Workstation(8, "H100", true), &catalog);
   CHECK(direct.scenario == "local_direct");
   CHECK(direct.notes.front() ==
         "scenario local_direct: requested (--scenario, or scenario: in the request file)");
-  // A custom command here uses no models root and no container mounts: no notes on them.
+  // A command that reads no models here uses no models root and no container mounts: no
+  // notes on them.
   for (const std::string& note : direct.notes)
     CHECK(note.find("not resolved") == std::string::npos);
-  Placement pytest_here =
-      RouteOk(request, Plan(1, 0, "pytest"), Workstation(8, "H100", true), &catalog);
-  bool models_root_noted = false;
-  for (const std::string& note : pytest_here.notes) {
-    models_root_noted |= note.rfind("llm_models_root", 0) == 0;
-  }
-  CHECK(models_root_noted);
+  auto models_root_noted = [&](const JobPlan& plan) {
+    Placement placed = RouteOk(request, plan, Workstation(8, "H100", true), &catalog);
+    bool noted = false;
+    for (const std::string& note : placed.notes) noted |= note.rfind("llm_models_root", 0) == 0;
+    return noted;
+  };
+  CHECK(models_root_noted(Plan(1, 0, "pytest")));
+  // The plan's fact decides, not the workflow's name: a plan named "custom" that reads
+  // models is told about its models root.
+  CHECK(models_root_noted(Plan(1, 0, "custom")));
+  CHECK_FALSE(models_root_noted(reads_no_models));
 
   request.scenario = "my_executor";  // a third-party plugin
   CHECK(RouteOk(request, Plan(1), Workstation(0, "", false), nullptr).scenario == "my_executor");

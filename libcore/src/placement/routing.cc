@@ -310,9 +310,9 @@ class Router {
       placement_.container_image = *request_.container_image;
       Note("container_image " + placement_.container_image + ": given (--container-image)");
     }
-    // A custom command without a container uses neither (no LLM_MODELS_ROOT): saying
-    // they are unresolved would only be noise.
-    if (!traits.container && plan_.workflow_type == "custom" &&
+    // A command that reads no models, without a container, uses neither (no
+    // LLM_MODELS_ROOT): saying they are unresolved would only be noise.
+    if (!traits.container && !plan_.launch.uses_models_root &&
         Given(request_.llm_models_root).empty()) {
       return;
     }
