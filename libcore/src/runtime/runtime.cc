@@ -25,6 +25,7 @@
 #include "runtime/config_trust.h"
 #include "slurm/probe/slurm_probe.h"
 #include "slurm/remote/slurm_remote.h"
+#include "slurm/render/render_slurm.h"
 #include "slurm/submit/slurm_run.h"
 #include "supervise/diagnosis.h"
 #include "trtllm_run/sdk/text.h"
@@ -295,6 +296,18 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
     }
     TRTLLM_RUN_RETURN_IF_ERROR(ResolveRemotePaths(
         planned->request, planned->request.repo_url.value_or(""), planned->work_dir, &placement));
+  }
+  if (traits.slurm && planned->plan.launch.after_placement) {
+    // The workflow's decision that needs the partition, made once per case: Validate and
+    // Prepare get the plan as the hook left it (and no hook).
+    SlurmJobOptions options;
+    options.executor = placement.scenario;
+    options.remote = traits.remote;
+    TRTLLM_RUN_RETURN_IF_ERROR(
+        GuardPluginCall(WorkflowLabel(planned->plan.workflow_type), "after_placement", [&] {
+          return ApplyAfterPlacementHook(planned->request, placement, options, &planned->plan,
+                                         &placement.notes);
+        }));
   }
   planned->placement = std::move(placement);
   return Status::Ok();

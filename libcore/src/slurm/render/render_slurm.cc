@@ -12,6 +12,7 @@
 #include "slurm/render/perf_submit.h"
 #include "slurm/render/render_slurm.h"
 #include "slurm/render/slurm_resolve.h"
+#include "slurm/render/slurm_sizing.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/version.h"
@@ -461,6 +462,22 @@ Status WriteBatchScript(const SlurmJobOptions& options, const ResolvedSlurmJob& 
 }
 
 }  // namespace
+
+Status ApplyAfterPlacementHook(const CaseRequest& request, const Placement& placement,
+                               const SlurmJobOptions& options, JobPlan* plan,
+                               std::vector<std::string>* notes) {
+  if (!plan->launch.after_placement) return Status::Ok();
+  internal::ResolvedSlurmJob job;
+  job.plan = *plan;
+  TRTLLM_RUN_RETURN_IF_ERROR(internal::ResolveEnvAndPartition(request, placement, options, &job));
+  const std::size_t known_notes = job.notes.size();
+  TRTLLM_RUN_RETURN_IF_ERROR(internal::ApplyPlacement(placement, &job));
+  notes->insert(notes->end(), job.notes.begin() + static_cast<std::ptrdiff_t>(known_notes),
+                job.notes.end());
+  *plan = std::move(job.plan);
+  plan->launch.after_placement = nullptr;
+  return Status::Ok();
+}
 
 Status ValidateSlurmJob(const CaseRequest& request, const JobPlan& plan, const Placement& placement,
                         const SlurmJobOptions& options) {

@@ -79,12 +79,25 @@ struct SlurmJobOptions {
   bool remote = false;   // remote paths, no persistent-mode fields, custom_script copied
 };
 
+// Runs the plan's after_placement hook once, with the facts ValidateSlurmJob and
+// PrepareSlurmJob would give it (the partition from the placement, else the request, else
+// slurm_env's default; gpus_per_node its smallest member's, else the cluster's), and
+// clears it, so that Validate and Prepare get the plan as the hook left it: core calls it
+// once per case for an executor with the slurm trait. Appends the hook's notes to `notes`.
+// The hook's refusal, or a partition slurm_env does not know, is returned; OK and nothing
+// changed when the plan has no hook.
+TRTLLM_RUN_API Status ApplyAfterPlacementHook(const CaseRequest& request,
+                                              const Placement& placement,
+                                              const SlurmJobOptions& options, JobPlan* plan,
+                                              std::vector<std::string>* notes);
+
 // Resolves everything Prepare would (slurm_env, account, partition, image, mounts, limits,
 // Slurm parameters) and reports the first problem. Writes nothing. When the placement
 // carries no slurm_env, request.slurm_env_file is read; partition and account come from
 // the placement, else the request, else slurm_env's defaults, and must exist there (a
 // partition list: each member); no account is needed when slurm_env shows the accounts
-// could not be read (no accounting). The plan's after_placement hook then decides what
+// could not be read (no accounting). The plan's after_placement hook, when it still has one
+// (ApplyAfterPlacementHook), then decides what
 // needs the partition (its refusal is returned). Sizing against each partition: GPUs asked for
 // (plan.devices_requested) where there is no GPU GRES, more GPUs per node than it has, or
 // a request.time_limit above its MaxTime are kInvalidInput naming the flag that fixes

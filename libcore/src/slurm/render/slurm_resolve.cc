@@ -359,6 +359,14 @@ Status ResolveJobMounts(const CaseRequest& request, const Placement& placement,
 
 }  // namespace
 
+Status ResolveEnvAndPartition(const CaseRequest& request, const Placement& placement,
+                              const SlurmJobOptions& options, ResolvedSlurmJob* job) {
+  Result<SlurmEnv> env = LoadSlurmEnv(request, placement, options.executor, &job->notes);
+  if (!env.ok()) return env.status();
+  job->env = std::move(env.value());
+  return ResolvePartition(request, placement, job);
+}
+
 Result<ResolvedSlurmJob> ResolveSlurmJob(const CaseRequest& request, const JobPlan& plan,
                                          const Placement& placement, const SlurmJobOptions& options,
                                          const std::string& work_dir) {

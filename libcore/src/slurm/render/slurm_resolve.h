@@ -60,6 +60,11 @@ Result<ResolvedSlurmJob> ResolveSlurmJob(const CaseRequest& request, const JobPl
                                          const Placement& placement, const SlurmJobOptions& options,
                                          const std::string& work_dir);
 
+// The slurm_env and the partition of a job (env, partition, partition_facts, partitions)
+// as ResolveSlurmJob resolves them, and nothing else: what the after_placement hook needs.
+Status ResolveEnvAndPartition(const CaseRequest& request, const Placement& placement,
+                              const SlurmJobOptions& options, ResolvedSlurmJob* job);
+
 }  // namespace trtllm_run::internal
 
 #endif  // TRTLLM_RUN_SLURM_RENDER_SLURM_RESOLVE_H_
