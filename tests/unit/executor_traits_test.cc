@@ -337,6 +337,8 @@ TEST_CASE("runtime: the after_placement hook runs once per case, before Validate
   request.slurm_env_file = SlurmEnvFixture("cluster_a.json");
   request.partition = "small";
   request.container_image = "nvcr.io/nvidia/pytorch:25.01-py3";
+  request.models_path = "/data/models";
+  request.llm_models_root = "/llm-models";
 
   // The built-in Slurm executor validates and prepares: the hook ran once (before: once in
   // ValidateSlurmJob, again in PrepareSlurmJob), and both saw the plan it left.
