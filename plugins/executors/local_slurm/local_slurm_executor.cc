@@ -1,5 +1,5 @@
 // The `local_slurm` executor (spec 000 Step 5 "For local_slurm"): Slurm on this host.
-// Prepare renders the job into the work dir (render.h: the batch script of Categories
+// Prepare renders the job into the work dir (render_slurm.h: the batch script of Categories
 // 2, 3, 5, 6 or submit.py's launch script for perf-sanity, job_spec.json with the
 // persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the

@@ -54,7 +54,7 @@ struct ResolvedSlurmJob {
 std::string JoinWith(const std::vector<std::string>& items, const std::string& separator);
 
 // Resolves everything ValidateSlurmJob and PrepareSlurmJob need, in the order of the
-// checks of render.h's ValidateSlurmJob contract, and reports the first problem. Writes
+// checks of render_slurm.h's ValidateSlurmJob contract, and reports the first problem. Writes
 // nothing. `work_dir`: the local work dir (its name makes remote_work_dir).
 Result<ResolvedSlurmJob> ResolveSlurmJob(const CaseRequest& request, const JobPlan& plan,
                                          const Placement& placement, const SlurmJobOptions& options,

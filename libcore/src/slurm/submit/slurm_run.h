@@ -64,7 +64,7 @@ TRTLLM_RUN_API std::string ExpandSlurmFilename(const std::string& pattern, const
 // Copies the Slurm executors' run inputs from the request into `spec` and rewrites
 // job_spec.json: persistent_mode (local_slurm only; spec 001/002 Step 5), and into
 // `extra`: ssh_config_file, release_allocation, alloc_time_limit. The executors' Prepare
-// calls it after PrepareSlurmJob (render.h).
+// calls it after PrepareSlurmJob (slurm/render/render_slurm.h).
 TRTLLM_RUN_API Status AddSlurmRunFields(const CaseRequest& request, bool remote, JobSpec* spec);
 
 // Runs a prepared local_slurm job: sbatch from the work dir (or, in persistent mode, the
