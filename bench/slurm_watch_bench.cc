@@ -42,10 +42,10 @@
 #include <vector>
 
 #include "os/ssh.h"
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_run.h"
-#include "slurm/slurm_watch.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/submit/slurm_run.h"
+#include "slurm/watch/slurm_watch.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;

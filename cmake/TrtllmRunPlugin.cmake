@@ -2,7 +2,8 @@
 #
 # Builds one trtllm-run plugin: a MODULE library named <target>.so (no "lib" prefix),
 # hidden visibility, linked against the core library. The plugin must define its
-# entry point with TRTLLM_RUN_DECLARE_PLUGIN (see <trtllm_run/sdk/plugin_api.h>).
+# entry point with TRTLLM_RUN_DECLARE_EXECUTOR_PLUGIN or TRTLLM_RUN_DECLARE_WORKFLOW_PLUGIN
+# (see <trtllm_run/sdk/plugin_api.h>).
 # Drop the .so into a directory listed in TRTLLM_RUN_PLUGIN_PATH or --plugin-dir.
 function(trtllm_run_add_plugin target)
   cmake_parse_arguments(ARG "" "OUTPUT_DIRECTORY;INSTALL_DESTINATION" "SOURCES" ${ARGN})

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_run.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/submit/slurm_run.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 
 #include "fuzz_check.h"
 #include "placement/env_check.h"
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 #include "trtllm_run/environment.h"
 
 namespace {

@@ -49,6 +49,9 @@ wait_services() {
 echo "== format check (clang-format, .clang-format)"
 git ls-files -co --exclude-standard '*.cc' '*.h' | xargs clang-format --dry-run --Werror
 
+echo "== layout check (no include cycle between the areas of libcore/src)"
+python3 tests/check_layout.py
+
 echo "== build ($build_dir)"
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_RUN_WERROR=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"

@@ -10,7 +10,7 @@
 #include "os/ssh.h"
 #include "placement/env_check.h"
 #include "placement/routing.h"
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/sdk/text.h"
 

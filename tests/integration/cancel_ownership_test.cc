@@ -15,7 +15,7 @@
 #include <thread>
 
 #include "cli_harness.h"
-#include "slurm/slurm_run.h"
+#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/workdir.h"

@@ -18,8 +18,8 @@
 
 #include "cli_harness.h"
 #include "mcp_test_client.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_run.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/workdir.h"
 

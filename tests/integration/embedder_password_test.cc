@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli_harness.h"
-#include "slurm/slurm_run.h"
+#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/runtime.h"
 

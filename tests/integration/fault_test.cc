@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_run.h"
-#include "slurm/slurm_watch.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/submit/slurm_run.h"
+#include "slurm/watch/slurm_watch.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/workdir.h"
 

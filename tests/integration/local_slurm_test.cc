@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/slurm_run.h"
+#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/workdir.h"
 

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/slurm_alloc.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_run.h"
+#include "slurm/alloc/slurm_alloc.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 
 namespace fs = std::filesystem;

@@ -22,9 +22,9 @@
 
 #include "cli_harness.h"
 #include "os/ssh.h"
-#include "slurm/slurm_client.h"
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_watch.h"
+#include "slurm/client/slurm_client.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/watch/slurm_watch.h"
 #include "slurm_test_util.h"
 
 using namespace trtllm_run;

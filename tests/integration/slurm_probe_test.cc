@@ -14,7 +14,7 @@
 
 #include "cli_harness.h"
 #include "os/ssh.h"
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 
 namespace fs = std::filesystem;
 

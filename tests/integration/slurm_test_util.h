@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/slurm_records.h"
+#include "slurm/client/slurm_records.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/text.h"
 

@@ -150,3 +150,16 @@ TEST_CASE("local_docker: the options are set just before a custom command", "[re
   in.command_prelude.clear();
   CHECK(RenderDockerRun(in).payload == "false | cat");
 }
+
+TEST_CASE("the custom workflow's plan reads no models; bench's does", "[routing][custom]") {
+  CaseRequest custom;
+  custom.custom_cmd = "true";
+  Result<JobPlan> custom_plan = PlanCase(custom);
+  REQUIRE(custom_plan.ok());
+  CHECK_FALSE(custom_plan->launch.uses_models_root);
+  CaseRequest bench;
+  bench.bench_cmd = "trtllm-bench --model /m/Llama-3.1-8B throughput";
+  Result<JobPlan> bench_plan = PlanCase(bench);
+  REQUIRE(bench_plan.ok());
+  CHECK(bench_plan->launch.uses_models_root);
+}

@@ -59,7 +59,8 @@ TEST_CASE("FailedPytestTests: real pytest -v output lists the 3 failures with me
           "[diagnosis]") {
   std::vector<std::string> tests = FailedPytestTests(FixtureLines("failed_verbose.log"));
   CHECK(tests == std::vector<std::string>{
-                     "tests/test_demo.py::test_fails - AssertionError: arithmetic is broken",
+                     "tests/test_demo.py::test_fails - AssertionError: arithmetic is broken | "
+                     "assert (1 + 1) == 3",
                      "tests/test_demo.py::test_param[2] - assert 2 == 1",
                      "tests/test_demo.py::TestGroup::test_method_raises - RuntimeError: boom"});
   // Passing tests and prose containing "FAILED" are not failures.
@@ -77,8 +78,11 @@ TEST_CASE("Exit 1 + FAILED: the failing tests and their messages", "[diagnosis]"
   in.log_head.assign(lines.begin(), lines.begin() + 20);
   in.log_tail.assign(lines.end() - 20, lines.end());
   std::string text = DiagnoseFailure(in);
+  // The head's failure section gives test_fails its whole message; the tail's sections and
+  // summary the others', none borrowed across the gap between head and tail.
   CHECK_THAT(text, Catch::StartsWith("pytest: 3 test(s) failed: tests/test_demo.py::test_fails "
-                                     "- AssertionError: arithmetic is broken; "));
+                                     "- AssertionError: arithmetic is broken | assert (1 + 1) == "
+                                     "3; tests/test_demo.py::test_param[2] - assert 2 == 1; "));
   CHECK_THAT(text, Catch::Contains("TestGroup::test_method_raises - RuntimeError: boom"));
 }
 

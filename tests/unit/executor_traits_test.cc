@@ -15,6 +15,7 @@
 #include "trtllm_run/runtime.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/plan.h"
+#include "trtllm_run/sdk/workflow.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;
@@ -266,4 +267,105 @@ TEST_CASE("executor_options: request files and --executor-option forms", "[trait
   MergeRequest(flags, &request);
   CHECK(request.executor_options->at("queue") == "slow");
   CHECK(request.executor_options->at("depth") == "3");
+}
+
+namespace {
+
+// A third-party workflow whose after_placement hook counts its calls and leaves a mark
+// (the job kind) that shows whether Validate and Prepare saw the plan as it left it.
+class CountingWorkflow : public Workflow {
+ public:
+  explicit CountingWorkflow(std::string repo) : repo_(std::move(repo)) {}
+  std::string Name() const override { return "counting"; }
+  int ClaimOrder() const override { return 5; }
+  bool Claims(const CaseRequest& request) const override {
+    return request.custom_cmd.value_or("") == "echo counted";
+  }
+  Result<JobPlan> Plan(const CaseRequest& request) const override {
+    JobPlan plan;
+    plan.workflow_type = "counting";
+    plan.model_name = "counted";
+    plan.command = *request.custom_cmd;
+    plan.repo_root = repo_;
+    plan.steps.push_back(PlanStep{"run", plan.command, 1, false});
+    plan.launch.after_placement = [](const PlacementFacts& facts, JobPlan* changed) {
+      ++calls;
+      changed->launch.job_kind = "seen_" + facts.partition + "_" +
+                                 std::to_string(facts.gpus_per_node.value_or(0)) + "gpus";
+      changed->notes.push_back("counting: partition " + facts.partition);
+      return Status::Ok();
+    };
+    return plan;
+  }
+  static inline int calls = 0;
+
+ private:
+  std::string repo_;
+};
+
+std::unique_ptr<Runtime> RuntimeWithCounting(const std::string& repo) {
+  auto registry = std::make_unique<Registry>();
+  registry->LoadDirectory(BuiltinPluginDirectory());
+  PluginInfo info;
+  info.name = "counting";
+  info.kind = PluginKind::kWorkflow;
+  REQUIRE(registry->AddWorkflow(info, [repo] { return std::make_unique<CountingWorkflow>(repo); })
+              .ok());
+  info.name = "site_slurm";
+  info.kind = PluginKind::kExecutor;
+  ExecutorTraits slurm;
+  slurm.slurm = true;
+  REQUIRE(
+      registry
+          ->AddExecutor(
+              info,
+              [slurm] { return std::make_unique<ThirdPartyExecutor>("site_slurm", slurm, false); })
+          .ok());
+  return std::make_unique<Runtime>(std::move(registry));
+}
+
+}  // namespace
+
+TEST_CASE("runtime: the after_placement hook runs once per case, before Validate and Prepare",
+          "[traits][slurm]") {
+  ScratchDir repo;
+  std::unique_ptr<Runtime> runtime = RuntimeWithCounting(repo.path);
+  CaseRequest request;
+  request.custom_cmd = "echo counted";
+  request.repo_root = repo.path;
+  request.scenario = "local_slurm";
+  request.slurm_env_file = SlurmEnvFixture("cluster_a.json");
+  request.partition = "small";
+  request.container_image = "nvcr.io/nvidia/pytorch:25.01-py3";
+  request.models_path = "/data/models";
+  request.llm_models_root = "/llm-models";
+
+  // The built-in Slurm executor validates and prepares: the hook ran once (before: once in
+  // ValidateSlurmJob, again in PrepareSlurmJob), and both saw the plan it left.
+  CountingWorkflow::calls = 0;
+  Result<PreparedCase> prepared = runtime->Prepare(request);
+  INFO(prepared.status().ToString());
+  REQUIRE(prepared.ok());
+  CHECK(CountingWorkflow::calls == 1);
+  const JobSpec& spec = prepared->spec;
+  CHECK_THAT(spec.script_path, Catch::EndsWith("/counted_seen_small_4gpus.slurm"));
+  bool noted = false;
+  for (const std::string& note : prepared->planned.notes)
+    noted |= note == "counting: partition small";
+  CHECK(noted);
+
+  // Planning alone (trtllm-run plan) also asks it once.
+  CountingWorkflow::calls = 0;
+  REQUIRE(runtime->Plan(request).ok());
+  CHECK(CountingWorkflow::calls == 1);
+
+  // A third-party executor with the slurm trait gets the plan as the hook left it, though
+  // it prepares nothing through the Slurm kit (before: the hook never ran for it).
+  CountingWorkflow::calls = 0;
+  request.scenario = "site_slurm";
+  Result<PlannedCase> planned = runtime->Plan(request);
+  REQUIRE(planned.ok());
+  CHECK(CountingWorkflow::calls == 1);
+  CHECK(planned->plan.launch.job_kind == "seen_small_4gpus");
+  CHECK_FALSE(planned->plan.launch.after_placement);
 }

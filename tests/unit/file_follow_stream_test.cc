@@ -2,7 +2,7 @@
 // reads, binary bytes, malformed streams; and the real follower script (bash, run here)
 // through FileFollowStream: a path with spaces and quotes, a growing file, a missing one
 // that appears, a file truncated and one replaced by a shorter one.
-#include "slurm/file_follow_stream.h"
+#include "slurm/client/file_follow_stream.h"
 
 #include <stdlib.h>
 #include <unistd.h>

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "plan_test_support.h"
-#include "slurm/perf_submit.h"
+#include "slurm/render/perf_submit.h"
 
 using namespace plan_test;
 using trtllm_run::internal::CheckLaunchSizing;

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "commands/command_parse.h"
-#include "render/render.h"
+#include "slurm/render/render_slurm.h"
 #include "trtllm_run/registry.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"

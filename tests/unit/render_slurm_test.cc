@@ -5,7 +5,7 @@
 #include <rapidjson/document.h>
 
 #include "plan_test_support.h"
-#include "slurm/slurm_records.h"
+#include "slurm/client/slurm_records.h"
 
 using namespace plan_test;
 

@@ -5,7 +5,8 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
+#include "trtllm_run/registry.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;
@@ -15,6 +16,27 @@ namespace {
 
 const std::vector<std::string> kExecutors = {"local_direct", "local_docker", "local_slurm",
                                              "my_executor", "remote_slurm"};
+
+// The executors named, with the traits their plugins declare (the built-in plugins of this
+// build, loaded once); a name no plugin has (my_executor) declares none. Nothing claims.
+std::vector<RoutingCandidate> Candidates(const std::vector<std::string>& names) {
+  static Registry* const builtins = [] {
+    auto* registry = new Registry();
+    registry->LoadDirectory(BuiltinPluginDirectory());
+    return registry;
+  }();
+  std::vector<RoutingCandidate> candidates;
+  for (const std::string& name : names) {
+    Result<ExecutorTraits> traits = builtins->ExecutorTraitsOf(name);
+    candidates.push_back({name, traits.ok() ? traits.value() : ExecutorTraits{}, nullptr});
+  }
+  return candidates;
+}
+
+Result<Placement> Route(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
+                        const ClusterCatalog* catalog, const std::vector<std::string>& names) {
+  return RouteAmong(request, plan, env, catalog, Candidates(names));
+}
 
 ClusterCatalog Catalog() {
   Result<ClusterCatalog> catalog = ParseClusterCatalog(R"(
@@ -116,21 +138,28 @@ TEST_CASE("routing: --scenario override", "[routing]") {
   ClusterCatalog catalog = Catalog();
   CaseRequest request = Request();
   request.scenario = "local_direct";
-  request.device_type = "B200";  // ignored: the override wins
-  Placement direct = RouteOk(request, Plan(1), Workstation(8, "H100", true), &catalog);
+  request.device_type = "B200";       // ignored: the override wins
+  JobPlan reads_no_models = Plan(1);  // as the custom workflow plans an arbitrary command
+  reads_no_models.launch.uses_models_root = false;
+  Placement direct = RouteOk(request, reads_no_models, Workstation(8, "H100", true), &catalog);
   CHECK(direct.scenario == "local_direct");
   CHECK(direct.notes.front() ==
         "scenario local_direct: requested (--scenario, or scenario: in the request file)");
-  // A custom command here uses no models root and no container mounts: no notes on them.
+  // A command that reads no models here uses no models root and no container mounts: no
+  // notes on them.
   for (const std::string& note : direct.notes)
     CHECK(note.find("not resolved") == std::string::npos);
-  Placement pytest_here =
-      RouteOk(request, Plan(1, 0, "pytest"), Workstation(8, "H100", true), &catalog);
-  bool models_root_noted = false;
-  for (const std::string& note : pytest_here.notes) {
-    models_root_noted |= note.rfind("llm_models_root", 0) == 0;
-  }
-  CHECK(models_root_noted);
+  auto models_root_noted = [&](const JobPlan& plan) {
+    Placement placed = RouteOk(request, plan, Workstation(8, "H100", true), &catalog);
+    bool noted = false;
+    for (const std::string& note : placed.notes) noted |= note.rfind("llm_models_root", 0) == 0;
+    return noted;
+  };
+  CHECK(models_root_noted(Plan(1, 0, "pytest")));
+  // The plan's fact decides, not the workflow's name: a plan named "custom" that reads
+  // models is told about its models root.
+  CHECK(models_root_noted(Plan(1, 0, "custom")));
+  CHECK_FALSE(models_root_noted(reads_no_models));
 
   request.scenario = "my_executor";  // a third-party plugin
   CHECK(RouteOk(request, Plan(1), Workstation(0, "", false), nullptr).scenario == "my_executor");

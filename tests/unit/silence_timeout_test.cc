@@ -4,8 +4,8 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_verdict.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/verdict/slurm_verdict.h"
 #include "supervise/diagnosis.h"
 #include "supervise/local_run_verdict.h"
 #include "trtllm_run/sdk/job_spec.h"

@@ -2,9 +2,9 @@
 // verdict of a job cancelled for one, or for --max-pending.
 #include <catch2/catch.hpp>
 
-#include "slurm/slurm_pending.h"
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_verdict.h"
+#include "model/slurm_pending.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/verdict/slurm_verdict.h"
 
 using namespace trtllm_run;
 

@@ -1,7 +1,7 @@
 // The Slurm probe's parsers and document, on outputs captured from real Slurm 22.05
 // clusters (tests/fixtures/slurm, see capture.sh there), and its script run for real
 // with bash (stand-in Slurm commands where the point is concurrency and counting).
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 
 #include <pwd.h>
 #include <sys/stat.h>

@@ -7,7 +7,7 @@
 #include "commands/derive.h"
 #include "placement/routing.h"
 #include "plan_test_support.h"
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 
 using namespace plan_test;
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "model/edit_distance.h"
-#include "slurm/slurm_time.h"
+#include "model/slurm_time.h"
 
 namespace trtllm_run {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_verdict.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/verdict/slurm_verdict.h"
 #include "supervise/log_follower.h"
 
 namespace fs = std::filesystem;

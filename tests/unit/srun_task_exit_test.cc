@@ -4,8 +4,8 @@
 #include <optional>
 #include <string>
 
-#include "slurm/slurm_records.h"
-#include "slurm/slurm_verdict.h"
+#include "slurm/client/slurm_records.h"
+#include "slurm/verdict/slurm_verdict.h"
 #include "supervise/log_follower.h"
 
 using namespace trtllm_run;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm/slurm_probe_parsers.h"
+#include "slurm/probe/slurm_probe_parsers.h"
 #include "stage/stage_plan.h"
 
 namespace trtllm_run {

@@ -112,6 +112,28 @@ const std::vector<std::string>& NastyStrings() {
   return strings;
 }
 
+TEST_CASE("AsciiLower and AsciiUpper change ASCII letters only, whatever the locale", "[text]") {
+  CHECK(AsciiLower("H100 PCIe-80GB _x") == "h100 pcie-80gb _x");
+  CHECK(AsciiUpper("pending(Reason) ok") == "PENDING(REASON) OK");
+  // UTF-8 and other high bytes stay as they are (std::tolower under a Latin-1 locale
+  // would change 0xC4).
+  const std::string utf8 = "\xC3\x84rger \xC4";
+  CHECK(AsciiLower(utf8) == "\xC3\x84rger \xC4");
+  CHECK(AsciiUpper(utf8) == "\xC3\x84RGER \xC4");
+  CHECK(AsciiLower("") == "");
+  CHECK(AsciiUpper(std::string_view("aBc\0d", 5)) == std::string("ABC\0D", 5));
+}
+
+TEST_CASE("IsBlank: space, tab, newline and carriage return only", "[text]") {
+  for (char c : {' ', '\t', '\n', '\r'}) CHECK(IsBlank(c));
+  for (char c : {'\v', '\f', 'x', '\0', '_'}) CHECK_FALSE(IsBlank(c));
+  CHECK(IsBlank(""));
+  CHECK(IsBlank(" \t\r\n "));
+  CHECK_FALSE(IsBlank(" \t x"));
+  CHECK_FALSE(IsBlank("\v"));
+  CHECK_FALSE(IsBlank(std::string_view(" \0", 2)));
+}
+
 TEST_CASE("ShellQuote leaves safe words alone and quotes everything else", "[text]") {
   CHECK(ShellQuote("") == "''");
   CHECK(ShellQuote("abc_XYZ-0.9/path:1,2+3=4@5%6") == "abc_XYZ-0.9/path:1,2+3=4@5%6");

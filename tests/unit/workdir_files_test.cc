@@ -14,7 +14,7 @@
 #include <fstream>
 #include <string>
 
-#include "runtime/dir_util.h"
+#include "model/dir_util.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

@@ -11,7 +11,7 @@
 
 #include "docker/render_docker.h"
 #include "os/process.h"
-#include "slurm/slurm_run.h"
+#include "slurm/submit/slurm_run.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

@@ -12,9 +12,9 @@
 #include <map>
 #include <sstream>
 
+#include "model/dir_util.h"
 #include "model/workdir_files.h"
 #include "runtime/cases_dir.h"
-#include "runtime/dir_util.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"

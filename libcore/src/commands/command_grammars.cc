@@ -25,12 +25,6 @@ Result<int> PositiveInt(const std::string& value, const std::string& option,
   return static_cast<int>(*n);
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 Result<EvalArgs> ParseEvalCommand(std::string_view eval_cmd) {
@@ -237,7 +231,7 @@ std::optional<std::string> FindModelDirectory(const std::string& root, std::stri
   while (!wanted.empty() && wanted.back() == '/') wanted.pop_back();
   size_t slash = wanted.find_last_of('/');
   if (slash != std::string::npos) wanted = wanted.substr(slash + 1);
-  wanted = Lower(wanted);
+  wanted = AsciiLower(wanted);
   if (wanted.empty()) return std::nullopt;
   std::vector<fs::path> level = {fs::path(root)};
   for (int depth = 1; depth <= max_depth && !level.empty(); ++depth) {
@@ -256,7 +250,7 @@ std::optional<std::string> FindModelDirectory(const std::string& root, std::stri
       next.insert(next.end(), children.begin(), children.end());
     }
     for (const fs::path& candidate : next) {
-      if (Lower(candidate.filename().string()) == wanted) return candidate.string();
+      if (AsciiLower(candidate.filename().string()) == wanted) return candidate.string();
     }
     level = std::move(next);
   }

@@ -14,7 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+// A blank inside one line: space, \t, \r (a newline ends a command, so it is not one).
+bool IsLineBlank(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 Status Unterminated(const char* what, size_t at, std::string_view command) {
   return Status::InvalidInput("unterminated " + std::string(what) + " starting at character " +
@@ -118,7 +119,7 @@ Result<size_t> ScanWord(std::string_view s, size_t i, std::string* text) {
   const size_t start = i;
   while (i < s.size()) {
     char c = s[i];
-    if (IsBlank(c) || c == '\n' || c == ';' || c == '|' || c == '(' || c == ')') break;
+    if (IsLineBlank(c) || c == '\n' || c == ';' || c == '|' || c == '(' || c == ')') break;
     if (c == '&') {
       bool redirect = i > start && (s[i - 1] == '>' || s[i - 1] == '<');
       bool amp_redirect = i + 1 < s.size() && s[i + 1] == '>';
@@ -204,14 +205,14 @@ std::optional<std::pair<size_t, size_t>> FindLastInvocation(const std::vector<Sh
 std::string_view TrimBlanksAndContinuations(std::string_view text) {
   while (true) {
     size_t before = text.size();
-    if (!text.empty() && (IsBlank(text.front()) || text.front() == '\n')) {
+    if (!text.empty() && (IsLineBlank(text.front()) || text.front() == '\n')) {
       text.remove_prefix(1);
     } else if (text.size() >= 2 && text[0] == '\\' && text[1] == '\n') {
       text.remove_prefix(2);
     }
     if (text.size() >= 2 && text[text.size() - 2] == '\\' && text.back() == '\n') {
       text.remove_suffix(2);
-    } else if (!text.empty() && (IsBlank(text.back()) || text.back() == '\n')) {
+    } else if (!text.empty() && (IsLineBlank(text.back()) || text.back() == '\n')) {
       text.remove_suffix(1);
     }
     if (text.size() == before) return text;
@@ -236,7 +237,7 @@ Result<std::vector<ShellToken>> TokenizeShell(std::string_view s) {
   while (i < s.size()) {
     char c = s[i];
     char next = i + 1 < s.size() ? s[i + 1] : '\0';
-    if (IsBlank(c)) {
+    if (IsLineBlank(c)) {
       ++i;
     } else if (c == '\\' && next == '\n') {
       i += 2;

@@ -13,8 +13,6 @@ constexpr char kGrammar[] =
     "[SKIP|XFAIL|UNSTABLE (<reason>)] [TIMEOUT (<minutes>)] [ISOLATION]`, as in "
     "TensorRT-LLM's tests/integration/test_lists";
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 // The end of the first word of `text`; blanks inside [parameters] do not end it.
 std::size_t FirstWordEnd(std::string_view text) {
   int depth = 0;

@@ -13,15 +13,7 @@
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
-namespace {
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string DockerCliResult::LastLine() const {
   std::string text(Trim(output));
@@ -82,7 +74,7 @@ std::string DockerEndpoint(const std::string& docker_host) {
 }
 
 bool DockerEngineUnreachable(const std::string& output) {
-  std::string text = Lower(output);
+  std::string text = AsciiLower(output);
   return text.find("cannot connect to the docker daemon") != std::string::npos ||
          text.find("error during connect") != std::string::npos ||
          text.find("is the docker daemon running") != std::string::npos ||
@@ -92,7 +84,7 @@ bool DockerEngineUnreachable(const std::string& output) {
 }
 
 bool DockerNoSuchObject(const std::string& output) {
-  std::string text = Lower(output);
+  std::string text = AsciiLower(output);
   return text.find("no such container") != std::string::npos ||
          text.find("no such object") != std::string::npos ||
          text.find("no such image") != std::string::npos;

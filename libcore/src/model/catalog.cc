@@ -21,14 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return AsciiLower(a) == AsciiLower(b);
 }
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return Lower(a) == Lower(b); }
 
 const char* const kPlaceholders[] = {"{user}", "{slurm_user}", "{cluster}"};
 
@@ -366,7 +361,7 @@ Result<ClusterCatalog> ParseClusterCatalog(const std::string& text, const std::s
       return Status::InvalidInput(where + ": " + section + " has no 'name'",
                                   "every cluster needs a name: the value of --slurm-cluster");
     }
-    auto [it, inserted] = names.emplace(Lower(entry.name), node.Mark().line + 1);
+    auto [it, inserted] = names.emplace(AsciiLower(entry.name), node.Mark().line + 1);
     if (!inserted) {
       return Status::InvalidInput(where + ": cluster name '" + entry.name +
                                   "' is used twice (first on line " + std::to_string(it->second) +

@@ -6,8 +6,8 @@
 
 #include <set>
 
+#include "model/dir_util.h"
 #include "model/json_util.h"
-#include "runtime/dir_util.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -11,13 +11,6 @@
 namespace trtllm_run {
 namespace {
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 // ssh_config(5) keywords that only tune how ssh connects to the host it was given and how
 // it checks that host. Everything else is refused: keywords added to ssh later included.
 const std::vector<std::string>& AllowedSshOptions() {
@@ -107,7 +100,7 @@ Status CheckUntrustedSshOption(const std::string& option, const std::string& wha
                                 [](char c) { return std::isalnum(static_cast<unsigned char>(c)); });
   std::string allowed;
   for (const std::string& name : AllowedSshOptions()) {
-    if (word && Lower(name) == Lower(key)) return Status::Ok();
+    if (word && AsciiLower(name) == AsciiLower(key)) return Status::Ok();
     allowed += (allowed.empty() ? "" : ", ") + name;
   }
   return Status::InvalidInput(

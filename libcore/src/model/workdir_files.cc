@@ -17,7 +17,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/dir_util.h"
+#include "model/dir_util.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

@@ -16,10 +16,10 @@
 #include <fstream>
 #include <string>
 
+#include "model/dir_util.h"
 #include "model/input_limits.h"
 #include "model/json_util.h"
 #include "os/process.h"
-#include "runtime/dir_util.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 
 #include "model/json_util.h"
-#include "placement/probe_script.h"
+#include "os/probe_script.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
@@ -16,13 +16,6 @@ namespace {
 
 using probe::FirstLine;
 using probe::NonEmptyLines;
-
-std::string Upper(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
-  return out;
-}
 
 bool HasDigit(const std::string& word) {
   return std::any_of(word.begin(), word.end(),
@@ -40,7 +33,7 @@ const char* const kKnownDeviceTypes[] = {"A2",   "A10",   "A10G",  "A16",   "A30
 std::string DeviceTypeFromGpuName(std::string_view name) {
   std::vector<std::string> words = SplitWhitespace(name);
   while (!words.empty()) {
-    std::string vendor = Upper(words.front());
+    std::string vendor = AsciiUpper(words.front());
     if (vendor != "NVIDIA" && vendor != "TESLA" && vendor != "GEFORCE" && vendor != "QUADRO") break;
     words.erase(words.begin());
   }
@@ -50,7 +43,7 @@ std::string DeviceTypeFromGpuName(std::string_view name) {
     size_t dash = word.find('-');
     if (dash != std::string::npos && dash > 0) word.resize(dash);
   }
-  std::string first = Upper(words.front());
+  std::string first = AsciiUpper(words.front());
   for (const char* known : kKnownDeviceTypes) {
     if (first == known) return first;
   }

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"

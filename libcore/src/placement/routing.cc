@@ -5,7 +5,8 @@
 #include <filesystem>
 #include <optional>
 
-#include "slurm/slurm_probe.h"
+#include "slurm/probe/slurm_probe.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
 
@@ -15,16 +16,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return AsciiLower(a) == AsciiLower(b);
 }
 
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) { return Lower(a) == Lower(b); }
-
-std::string Join(const std::vector<std::string>& items, const std::string& separator = ", ") {
+// `items` joined with `separator`, "(none)" for no items.
+std::string JoinOrNone(const std::vector<std::string>& items, const std::string& separator = ", ") {
   std::string out;
   for (const std::string& item : items) out += (out.empty() ? "" : separator) + item;
   return out.empty() ? "(none)" : out;
@@ -32,17 +29,6 @@ std::string Join(const std::vector<std::string>& items, const std::string& separ
 
 bool Contains(const std::vector<std::string>& items, const std::string& value) {
   return std::find(items.begin(), items.end(), value) != items.end();
-}
-
-// The built-in executors' traits as their plugins declare them, for Route() by names.
-ExecutorTraits BuiltinTraits(const std::string& name) {
-  ExecutorTraits traits;
-  traits.host_bound = name == "local_direct" || name == "local_docker";
-  traits.needs_env_check = name == "local_docker";
-  traits.slurm = name == "local_slurm" || name == "remote_slurm";
-  traits.remote = name == "remote_slurm";
-  traits.container = name != "local_direct";
-  return traits;
 }
 
 std::string Given(const std::optional<std::string>& value) {
@@ -77,7 +63,7 @@ class Router {
       return Status::NotFound(
           "routing chose scenario " + placement_.scenario + " but no executor plugin named '" +
               placement_.scenario + "' is loaded",
-          "loaded executors: " + Join(executor_names_) +
+          "loaded executors: " + JoinOrNone(executor_names_) +
               "; run 'trtllm-run plugins' to see which plugins failed to load, or pick one "
               "with --scenario");
     }
@@ -204,7 +190,7 @@ class Router {
     const RoutingCandidate* candidate = Find(scenario);
     if (candidate == nullptr) {
       return Status::NotFound("unknown scenario '" + scenario + "' (--scenario)",
-                              "loaded executors: " + Join(executor_names_));
+                              "loaded executors: " + JoinOrNone(executor_names_));
     }
     if (Perf() && !candidate->traits.slurm) {
       return Status::InvalidInput(
@@ -250,7 +236,7 @@ class Router {
       }
       return Status::InvalidInput(
           "unknown cluster '" + name + "' (slurm_cluster): not in the catalog " + catalog_->path,
-          "clusters: " + Join(catalog_->Names()) + "; or give --ssh-host for it");
+          "clusters: " + JoinOrNone(catalog_->Names()) + "; or give --ssh-host for it");
     }
     return Remote(entry, name, why, scenario);
   }
@@ -302,7 +288,7 @@ class Router {
     } else {
       placement_.slurm_user = request_.slurm_user.value_or(user_name_);
       placement_.ssh_host = Given(request_.ssh_host);
-      std::string type = Lower(Given(request_.device_type));
+      std::string type = AsciiLower(Given(request_.device_type));
       placement_.arch = type.rfind("gb", 0) == 0 || type.rfind("gh", 0) == 0 ? "aarch64" : "x86_64";
       Note("cluster " + label + ": not in the catalog; connection fields from the request");
     }
@@ -324,9 +310,9 @@ class Router {
       placement_.container_image = *request_.container_image;
       Note("container_image " + placement_.container_image + ": given (--container-image)");
     }
-    // A custom command without a container uses neither (no LLM_MODELS_ROOT): saying
-    // they are unresolved would only be noise.
-    if (!traits.container && plan_.workflow_type == "custom" &&
+    // A command that reads no models, without a container, uses neither (no
+    // LLM_MODELS_ROOT): saying they are unresolved would only be noise.
+    if (!traits.container && !plan_.launch.uses_models_root &&
         Given(request_.llm_models_root).empty()) {
       return;
     }
@@ -397,27 +383,15 @@ std::string UncheckedAccountsReason(const SlurmEnv& env, SlurmAccounting account
   for (const std::string& error : env.errors) {
     if (error.rfind("'sacctmgr show assoc'", 0) == 0) sacctmgr.push_back(error);
   }
-  return "the cluster's accounts could not be read (" + Join(sacctmgr, "; ") + ")";
+  return "the cluster's accounts could not be read (" + JoinOrNone(sacctmgr, "; ") + ")";
 }
 
 }  // namespace
-
-bool IsSlurmScenario(const std::string& scenario) { return BuiltinTraits(scenario).slurm; }
 
 Result<Placement> RouteAmong(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
                              const ClusterCatalog* catalog,
                              const std::vector<RoutingCandidate>& executors) {
   return Router(request, plan, env, catalog, executors).Route();
-}
-
-Result<Placement> Route(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
-                        const ClusterCatalog* catalog,
-                        const std::vector<std::string>& executor_names) {
-  std::vector<RoutingCandidate> executors;
-  for (const std::string& name : executor_names) {
-    executors.push_back(RoutingCandidate{name, BuiltinTraits(name), nullptr});
-  }
-  return RouteAmong(request, plan, env, catalog, executors);
 }
 
 Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
@@ -445,14 +419,15 @@ Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm
   const SlurmAccounting accounting = SlurmAccountingState(slurm_env);
   if (accounting == SlurmAccounting::kAccounts) {
     if (account.empty()) {
-      return Status::InvalidInput("no Slurm account for user " + slurm_env.user,
-                                  "give --account; valid accounts: " + Join(slurm_env.accounts));
+      return Status::InvalidInput(
+          "no Slurm account for user " + slurm_env.user,
+          "give --account; valid accounts: " + JoinOrNone(slurm_env.accounts));
     }
     if (!Contains(slurm_env.accounts, account)) {
       return Status::InvalidInput("account '" + account + "' (" + account_source +
                                       ") is not one of user " + slurm_env.user +
                                       "'s Slurm accounts",
-                                  "valid accounts: " + Join(slurm_env.accounts));
+                                  "valid accounts: " + JoinOrNone(slurm_env.accounts));
     }
     notes.push_back("account " + account + " (" + account_source + "; validated)");
   } else if (accounting == SlurmAccounting::kDisabled ||
@@ -493,7 +468,7 @@ Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm
   }
   if (partition.empty()) {
     return Status::InvalidInput("no Slurm partition",
-                                "give --partition; partitions: " + Join(names));
+                                "give --partition; partitions: " + JoinOrNone(names));
   }
   // One partition or sbatch's list of them: every member must exist and be up.
   const std::vector<std::string> members = SplitPartitionList(partition);
@@ -507,16 +482,17 @@ Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm
     if (member.empty()) {
       return Status::InvalidInput(
           "partition list '" + partition + "' (" + partition_source + ") has an empty name",
-          "give partition names separated by single commas, e.g. " + Join(up, ","));
+          "give partition names separated by single commas, e.g. " + JoinOrNone(up, ","));
     }
     const SlurmPartition* found = slurm_env.FindPartition(member);
     if (found == nullptr) {
-      return Status::InvalidInput(what + " does not exist on this cluster",
-                                  "partitions: " + Join(names) + " (up: " + Join(up) + ")");
+      return Status::InvalidInput(
+          what + " does not exist on this cluster",
+          "partitions: " + JoinOrNone(names) + " (up: " + JoinOrNone(up) + ")");
     }
     if (found->state != "up") {
       return Status::InvalidInput(what + " is " + found->state + ", not up",
-                                  "partitions that are up: " + Join(up));
+                                  "partitions that are up: " + JoinOrNone(up));
     }
     if (!found->arch) continue;
     if (arch && *arch != *found->arch) {

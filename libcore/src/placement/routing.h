@@ -58,16 +58,6 @@ TRTLLM_RUN_API Result<Placement> RouteAmong(const CaseRequest& request, const Jo
                                             const EnvFacts& env, const ClusterCatalog* catalog,
                                             const std::vector<RoutingCandidate>& executors);
 
-// RouteAmong() executors known by name only: the built-in names get the traits their
-// plugins declare, other names none; nothing claims.
-TRTLLM_RUN_API Result<Placement> Route(const CaseRequest& request, const JobPlan& plan,
-                                       const EnvFacts& env, const ClusterCatalog* catalog,
-                                       const std::vector<std::string>& executor_names);
-
-// True for the built-in scenarios that submit to Slurm. Core asks the executor's
-// traits (ExecutorTraits::slurm) instead; this is the routing table's view.
-TRTLLM_RUN_API bool IsSlurmScenario(const std::string& scenario);
-
 // Spec 000 Step 2.5, after the probe: account = request.account -> slurm_env
 // default_account -> cluster default_account; partition = request.partition ->
 // slurm_env default_partition -> cluster default_partition. Both are validated against

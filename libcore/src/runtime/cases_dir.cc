@@ -4,8 +4,8 @@
 
 #include <filesystem>
 
+#include "model/dir_util.h"
 #include "model/json_util.h"
-#include "runtime/dir_util.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/text.h"
 

@@ -12,9 +12,9 @@
 
 #include "commands/command_parse.h"
 #include "commands/test_list_line.h"
+#include "model/dir_util.h"
 #include "model/input_limits.h"
 #include "model/yaml_util.h"
-#include "runtime/dir_util.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/sdk/text.h"
 

@@ -24,11 +24,11 @@
 #include <streambuf>
 #include <thread>
 
+#include "model/dir_util.h"
+#include "model/plugin_call.h"
 #include "os/process.h"
 #include "runtime/cases_dir.h"
 #include "runtime/cases_report.h"
-#include "runtime/dir_util.h"
-#include "runtime/plugin_call.h"
 #include "supervise/progress.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/sdk/executor.h"

@@ -21,7 +21,7 @@
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 
-#include "runtime/plugin_call.h"
+#include "model/plugin_call.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

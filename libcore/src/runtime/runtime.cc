@@ -14,18 +14,19 @@
 #include <sstream>
 
 #include "commands/test_list_line.h"
+#include "model/dir_util.h"
 #include "model/input_limits.h"
+#include "model/plugin_call.h"
 #include "model/problems.h"
 #include "os/ssh.h"
 #include "placement/env_check.h"
 #include "placement/route_context.h"
 #include "placement/routing.h"
 #include "runtime/config_trust.h"
-#include "runtime/dir_util.h"
-#include "runtime/plugin_call.h"
-#include "slurm/slurm_probe.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_run.h"
+#include "slurm/probe/slurm_probe.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/render/render_slurm.h"
+#include "slurm/submit/slurm_run.h"
 #include "supervise/diagnosis.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/user_config.h"
@@ -295,6 +296,18 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
     }
     TRTLLM_RUN_RETURN_IF_ERROR(ResolveRemotePaths(
         planned->request, planned->request.repo_url.value_or(""), planned->work_dir, &placement));
+  }
+  if (traits.slurm && planned->plan.launch.after_placement) {
+    // The workflow's decision that needs the partition, made once per case: Validate and
+    // Prepare get the plan as the hook left it (and no hook).
+    SlurmJobOptions options;
+    options.executor = placement.scenario;
+    options.remote = traits.remote;
+    TRTLLM_RUN_RETURN_IF_ERROR(
+        GuardPluginCall(WorkflowLabel(planned->plan.workflow_type), "after_placement", [&] {
+          return ApplyAfterPlacementHook(planned->request, placement, options, &planned->plan,
+                                         &placement.notes);
+        }));
   }
   planned->placement = std::move(placement);
   return Status::Ok();

@@ -19,13 +19,6 @@ constexpr double kOneRerunUpToSeconds = 10 * 60;
 constexpr std::size_t kMaxSignaturesFileBytes = 1u << 20;
 constexpr std::size_t kMaxSignatureBytes = 4096;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::string DurationWords(double seconds) {
@@ -55,10 +48,10 @@ RerunDecision DecideReruns(FirstRun first_run, double seconds, std::string_view 
   if (seconds <= kOneRerunUpToSeconds) {
     return {1, "rerun 1 time: failed after " + ran + " (5-10 min)"};
   }
-  std::string haystack = Lower(failure_text);
+  std::string haystack = AsciiLower(failure_text);
   for (const std::string& signature : signatures) {
     if (signature.empty()) continue;
-    if (haystack.find(Lower(signature)) != std::string::npos) {
+    if (haystack.find(AsciiLower(signature)) != std::string::npos) {
       return {1, "rerun 1 time: ran " + ran + ", failure matches signature \"" + signature + "\""};
     }
   }

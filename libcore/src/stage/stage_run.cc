@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "commands/test_list_line.h"
+#include "model/dir_util.h"
 #include "model/json_util.h"
-#include "runtime/dir_util.h"
 #include "stage/rerun_policy.h"
 #include "trtllm_run/sdk/text.h"
 

@@ -12,8 +12,6 @@
 namespace trtllm_run {
 namespace {
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
-
 // One value of a Groovy list literal as this reader needs it.
 struct Element {
   bool is_string = false;

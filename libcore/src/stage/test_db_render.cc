@@ -19,12 +19,6 @@ constexpr char kConditionForms[] =
     "a test-db condition is {terms: {key: value}, ranges: {key: {gte: N, lte: M}}, "
     "wildcards: {key: pattern or [patterns]}}, as in tests/integration/test_lists/test-db/";
 
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
-
 struct Check {
   bool holds = true;
   std::string text;  // "stage=pre_merge", "system_gpu_count=4 not in [2, 2]"
@@ -72,8 +66,9 @@ Result<std::vector<Check>> Evaluate(const YAML::Node& condition, const std::stri
           continue;
         }
         const std::string& value = want.Scalar();
-        const bool boolean = Lower(value) == "true" || Lower(value) == "false";
-        check.holds = boolean ? Lower(have->second) == Lower(value) : have->second == value;
+        const bool boolean = AsciiLower(value) == "true" || AsciiLower(value) == "false";
+        check.holds =
+            boolean ? AsciiLower(have->second) == AsciiLower(value) : have->second == value;
         check.text = key + "=" + have->second + (check.holds ? "" : ", not " + value);
       } else if (kind == "ranges") {
         if (!want.IsMap()) {
@@ -127,12 +122,12 @@ Result<std::vector<Check>> Evaluate(const YAML::Node& condition, const std::stri
           unknown->push_back(key);
           continue;
         }
-        const std::string value = Lower(have->second);
+        const std::string value = AsciiLower(have->second);
         std::string list;
         check.holds = false;
         for (const std::string& pattern : patterns) {
           list += (list.empty() ? "'" : ", '") + pattern + "'";
-          if (::fnmatch(Lower(pattern).c_str(), value.c_str(), 0) == 0) check.holds = true;
+          if (::fnmatch(AsciiLower(pattern).c_str(), value.c_str(), 0) == 0) check.holds = true;
         }
         check.text =
             key + "=" + have->second + (check.holds ? " matches " : " matches none of ") + list;

@@ -13,8 +13,9 @@
 #include <set>
 #include <string_view>
 
-#include "runtime/dir_util.h"
-#include "slurm/slurm_pending.h"
+#include "model/dir_util.h"
+#include "model/slurm_pending.h"
+#include "trtllm_run/sdk/pytest_log.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
@@ -28,15 +29,8 @@ constexpr std::size_t kErrLinesShown = 3;
 constexpr std::size_t kMaxTestsListed = 10;
 constexpr std::size_t kMaxLineShown = 300;
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 bool ContainsNoCase(std::string_view haystack, std::string_view needle) {
-  return Lower(haystack).find(Lower(needle)) != std::string::npos;
+  return AsciiLower(haystack).find(AsciiLower(needle)) != std::string::npos;
 }
 
 std::string Shown(const std::string& line) {
@@ -73,11 +67,6 @@ const std::string* FindImportError(const std::vector<std::string>& lines) {
     if (!mention) mention = &line;
   }
   return mention;
-}
-
-// A pytest node id: a path with "::" (tests/foo.py::TestX::test_y[param]).
-bool LooksLikeTestId(std::string_view word) {
-  return word.find("::") != std::string_view::npos && word.find(' ') == std::string_view::npos;
 }
 
 std::vector<std::string> SplitLines(std::string_view text) {
@@ -138,37 +127,12 @@ bool IsPytestLog(const std::vector<std::string>& lines) {
 }  // namespace
 
 std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines) {
+  std::string log;
+  for (const std::string& line : lines) log += line + "\n";
   std::vector<std::string> tests;
-  std::set<std::string> seen;
-  auto add = [&](const std::string& id, const std::string& message) {
-    if (!seen.insert(id).second) {
-      // A verbose line came first; the summary line adds the message.
-      if (!message.empty()) {
-        for (std::string& test : tests) {
-          if (test == id) test = id + " - " + message;
-        }
-      }
-      return;
-    }
-    tests.push_back(message.empty() ? id : id + " - " + message);
-  };
-  for (const std::string& raw : lines) {
-    std::string line(Trim(raw));
-    // Short test summary: "FAILED tests/a.py::test_x - AssertionError: boom".
-    if (line.rfind("FAILED ", 0) == 0) {
-      std::string rest = line.substr(7);
-      std::size_t dash = rest.find(" - ");
-      std::string id = dash == std::string::npos ? rest : rest.substr(0, dash);
-      if (!LooksLikeTestId(id)) continue;
-      add(id, dash == std::string::npos ? "" : Shown(rest.substr(dash + 3)));
-      continue;
-    }
-    // Verbose: "tests/a.py::test_x FAILED   [ 50%]".
-    std::size_t pos = line.find(" FAILED");
-    if (pos != std::string::npos && pos > 0) {
-      std::string id = line.substr(0, pos);
-      if (LooksLikeTestId(id)) add(id, "");
-    }
+  for (const TestCaseOutcome& test : pytest_log::ParseLog(log).tests) {
+    if (test.outcome != "failed") continue;
+    tests.push_back(test.message.empty() ? test.name : test.name + " - " + Shown(test.message));
   }
   return tests;
 }
@@ -322,9 +286,20 @@ void AddStartFindings(const DiagnosisInput& in, std::vector<std::string>* findin
 void AddPytestFindings(const DiagnosisInput& in, std::vector<std::string>* findings) {
   const bool pytest = IsPytestLog(in.log_head) || IsPytestLog(in.log_tail);
   if (in.status == RunStatus::kFailed || in.status == RunStatus::kError) {
-    std::vector<std::string> lines = in.log_head;
-    lines.insert(lines.end(), in.log_tail.begin(), in.log_tail.end());
-    std::vector<std::string> tests = FailedPytestTests(lines);
+    // The head and the tail are read apart: joined, a failure section cut by the gap would
+    // lend its test the next section's message.
+    std::vector<std::string> tests = FailedPytestTests(in.log_head);
+    for (const std::string& test : FailedPytestTests(in.log_tail)) {
+      const std::string id = test.substr(0, test.find(" - "));
+      auto known = std::find_if(tests.begin(), tests.end(), [&](const std::string& seen) {
+        return seen.substr(0, seen.find(" - ")) == id;
+      });
+      if (known == tests.end()) {
+        tests.push_back(test);
+      } else if (known->size() == id.size()) {
+        *known = test;  // the tail's summary line adds the message
+      }
+    }
     if (!tests.empty() && (pytest || in.status == RunStatus::kFailed)) {
       std::string text = "pytest: " + std::to_string(tests.size()) + " test(s) failed: ";
       for (std::size_t i = 0; i < tests.size() && i < kMaxTestsListed; ++i) {

@@ -49,9 +49,9 @@ struct DiagnosisInput {
 // rule of the table applies. Pure: reads no files.
 TRTLLM_RUN_API std::string DiagnoseFailure(const DiagnosisInput& input);
 
-// Failing pytest tests in `lines` ("FAILED path::test - message" summary lines and
-// "path::test FAILED" verbose lines), each "<id>" or "<id> - <message>", in order, without
-// duplicates.
+// Failing pytest tests in `lines` as pytest_log::ParseLog reads them ("FAILED path::test -
+// message" summary lines, "path::test FAILED" verbose lines), each "<id>" or "<id> -
+// <message>", in order, without duplicates.
 TRTLLM_RUN_API std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines);
 
 // Fills a DiagnosisInput from `result` and the files of `spec`'s work dir (the log's

@@ -57,11 +57,6 @@ std::string FormatSeconds(double seconds) {
   return out.str();
 }
 
-bool IsBlank(const std::string& text) {
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-}
-
 bool FindInPath(const std::string& name) {
   const char* path = ::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";

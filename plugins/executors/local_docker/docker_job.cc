@@ -47,10 +47,6 @@ std::string FormatSeconds(double seconds) {
   return out.str();
 }
 
-bool IsBlank(const std::string& text) {
-  return text.find_first_not_of(" \t\n\r") == std::string::npos;
-}
-
 // What one supervised `docker run` ended with.
 struct PhaseOutcome {
   bool spawned = false;

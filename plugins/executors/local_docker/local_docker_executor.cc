@@ -47,11 +47,6 @@ using local_docker::kPullKey;
 constexpr const char* kScriptName = "docker_cmd.sh";
 constexpr const char* kBuildScriptName = "docker_build.sh";
 
-bool IsBlank(const std::string& text) {
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; });
-}
-
 bool FindInPath(const std::string& name) {
   const char* path = ::getenv("PATH");
   std::string dirs = path ? path : "/usr/bin:/bin";

@@ -1,14 +1,14 @@
 // The `local_slurm` executor (spec 000 Step 5 "For local_slurm"): Slurm on this host.
-// Prepare renders the job into the work dir (render.h: the batch script of Categories
+// Prepare renders the job into the work dir (render_slurm.h: the batch script of Categories
 // 2, 3, 5, 6 or submit.py's launch script for perf-sanity, job_spec.json with the
 // persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
 // script's steps in a held allocation.
-#include "render/render.h"
-#include "slurm/held_allocations.h"
-#include "slurm/slurm_describe.h"
-#include "slurm/slurm_run.h"
-#include "slurm/slurm_session.h"
+#include "slurm/alloc/held_allocations.h"
+#include "slurm/render/render_slurm.h"
+#include "slurm/submit/slurm_describe.h"
+#include "slurm/submit/slurm_run.h"
+#include "slurm/submit/slurm_session.h"
 #include "trtllm_run/sdk/plugin_api.h"
 
 namespace trtllm_run {

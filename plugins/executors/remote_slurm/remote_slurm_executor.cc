@@ -1,16 +1,16 @@
 // The `remote_slurm` executor (spec 000 Step 5 "For remote_slurm"): Slurm over SSH.
-// Prepare renders the job into the work dir (render.h: the batch script of Categories
+// Prepare renders the job into the work dir (render_slurm.h: the batch script of Categories
 // 2, 3, 5, 6 or submit.py's launch script for perf-sanity, job_spec.json with the
 // remote paths and fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
 // transfer, sbatch, watch, scancel, verdict, logs copied back. `run --cases` shares
 // all but the transfer and sbatch per destination (slurm_remote_session.h).
-#include "render/render.h"
-#include "slurm/held_allocations.h"
-#include "slurm/slurm_describe.h"
-#include "slurm/slurm_remote.h"
-#include "slurm/slurm_remote_session.h"
-#include "slurm/slurm_run.h"
+#include "slurm/alloc/held_allocations.h"
+#include "slurm/remote/slurm_remote.h"
+#include "slurm/remote/slurm_remote_session.h"
+#include "slurm/render/render_slurm.h"
+#include "slurm/submit/slurm_describe.h"
+#include "slurm/submit/slurm_run.h"
 #include "trtllm_run/sdk/plugin_api.h"
 
 namespace trtllm_run {

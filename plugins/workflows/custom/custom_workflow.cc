@@ -127,6 +127,7 @@ class CustomWorkflow : public Workflow {
     plan.launch.command_prelude = kFirstFailureEndsCommand;
     plan.launch.run_script = kCustomRunScriptName;
     plan.launch.runs_without_gpus = true;
+    plan.launch.uses_models_root = false;  // an arbitrary command: LLM_MODELS_ROOT only when given
     plan.launch.after_placement = FitsOneNode;
     return plan;
   }

@@ -65,7 +65,10 @@ struct PlacementFacts {
 // A workflow's decision that needs the partition: may refuse the job (kInvalidInput, the
 // message naming the partition and the fix) or change the plan (counts, launch facts,
 // patterns, notes). Code of the workflow's plugin, which stays loaded while its registry
-// lives. Called by the Slurm preparation before it sizes the job; null: nothing to decide.
+// lives. Called once per case: core calls it after placement for an executor with the
+// slurm trait and hands the plan as the hook left it (hook cleared) to Validate and
+// Prepare; ValidateSlurmJob/PrepareSlurmJob call it themselves for a plan that still has
+// one. Null: nothing to decide.
 using AfterPlacementHook = std::function<Status(const PlacementFacts&, JobPlan*)>;
 
 // What the workflow decides about launching its job, so that executors render every
@@ -100,6 +103,10 @@ struct LaunchFacts {
   std::string gpu_count_source;
   std::string fewer_gpus_hint;
   bool runs_without_gpus = false;  // may run CPU-only (--required-devices 0): named in hints
+  // Whether the command reads models (LLM_MODELS_ROOT). False: on an executor without a
+  // container, routing resolves no models root or models mount unless the request gives
+  // --llm-models-root (the custom workflow: an arbitrary command).
+  bool uses_models_root = true;
   PerfSubmitPlan perf;
   AfterPlacementHook after_placement;
 };

@@ -23,7 +23,8 @@
 // 8: CaseRequest/JobPlan/JobSpec silence_timeout.
 // 9: LaunchFacts/JobSpec command_prelude, CaseRequest test_db_gpu_count.
 // 10: ExecContext::job_ending.
-// 11: JobDescription scheduler_state, scheduler_reason, problem.
+// 11: JobDescription scheduler_state, scheduler_reason, problem; LaunchFacts::uses_models_root;
+//     the after_placement hook runs once per case.
 #define TRTLLM_RUN_PLUGIN_API_VERSION 11
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 

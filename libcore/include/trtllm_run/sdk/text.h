@@ -21,6 +21,16 @@ TRTLLM_RUN_API std::string Join(const std::vector<std::string>& items, std::stri
 // The view points into `text`.
 TRTLLM_RUN_API std::string_view Trim(std::string_view text);
 
+// `text` with ASCII letters lowered (AsciiLower) or raised (AsciiUpper); other bytes,
+// UTF-8 included, unchanged. Independent of the C locale.
+TRTLLM_RUN_API std::string AsciiLower(std::string_view text);
+TRTLLM_RUN_API std::string AsciiUpper(std::string_view text);
+
+// A blank: space, \t, \n or \r (the separators of shell words, test ids and config
+// values). IsBlank(text): `text` holds nothing else (true for "").
+TRTLLM_RUN_API bool IsBlank(char c);
+TRTLLM_RUN_API bool IsBlank(std::string_view text);
+
 // The words of `text`: the runs of characters between ASCII whitespace.
 TRTLLM_RUN_API std::vector<std::string> SplitWhitespace(std::string_view text);
 
