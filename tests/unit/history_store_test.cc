@@ -4,6 +4,7 @@
 // the analysis `trtllm-run history` prints (flaky tests, percentiles, signatures).
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
@@ -174,6 +175,13 @@ TEST_CASE("history store: a file that is not SQLite, a directory, refused with t
   store = OpenSqliteStore(dir.path());
   REQUIRE_FALSE(store.ok());
   CHECK_THAT(store.status().message(), Catch::Contains("is a directory"));
+  // A dangling symlink (someone else's, in a shared directory) is not followed to create.
+  const std::string link = dir / "link.sqlite";
+  REQUIRE(::symlink((dir / "target.sqlite").c_str(), link.c_str()) == 0);
+  store = OpenSqliteStore(link);
+  REQUIRE_FALSE(store.ok());
+  CHECK_THAT(store.status().message(), Catch::Contains(link));
+  CHECK_FALSE(std::filesystem::exists(dir / "target.sqlite"));
 }
 
 TEST_CASE("history store: filesystems without working locks are named by their statfs type",
