@@ -16,6 +16,7 @@
 
 #include "cli_harness.h"
 #include "history/history_store.h"
+#include "slurm_test_util.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run_test;
@@ -449,4 +450,57 @@ TEST_CASE("history: bad input is exit 2 with a message, nothing run or written",
   REQUIRE(OpenSqliteStore(store).ok());
   expect_2({"history", "never/ran.py::test", "--history", store},
            "no test or case named 'never/ran.py::test'");
+}
+
+TEST_CASE("history: a local_slurm run records partition, nodes and each pytest outcome",
+          "[slurm][history]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_history_slurm");
+  TempDir bin("trtllm_history_bin");
+  fs::create_directories(repo.path() + "/tests");
+  WriteTextFile(repo.path() + "/tests/test_a.py", "def test_ok():\n    pass\n");
+  // A pytest stand-in on the job's PATH: one test passes, one fails.
+  WriteTextFile(bin.path() + "/pytest",
+                "#!/bin/bash\necho 'tests/test_a.py::test_ok PASSED'\n"
+                "echo 'tests/test_a.py::test_bad FAILED'\n"
+                "echo '=========== short test summary info ==========='\n"
+                "echo 'FAILED tests/test_a.py::test_bad - assert 1 == 2'\n"
+                "echo '========= 1 failed, 1 passed in 0.01s ========='\nexit 1\n");
+  ::chmod((bin.path() + "/pytest").c_str(), 0755);
+  const std::string store = repo.path() + "/history.sqlite";
+  CliOptions options;
+  options.args = {"run",
+                  "--scenario",
+                  "local_slurm",
+                  "--repo-root",
+                  repo.path(),
+                  "--partition",
+                  "batch",
+                  "--skip-install",
+                  "true",
+                  "--container-runtime",
+                  "none",
+                  "--container-image",
+                  "none",
+                  "--test-cmd",
+                  "pytest tests/test_a.py -v",
+                  "--history",
+                  store};
+  options.cwd = repo.path();
+  options.env = {{"PATH", bin.path() + ":" + std::string(std::getenv("PATH"))}};
+  options.timeout_seconds = 300;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 1);
+  CHECK(QueryText(store,
+                  "SELECT kind || ' ' || scenario || ' ' || slurm_partition || ' ' || "
+                  "verdict FROM cases") == "run local_slurm batch FAILED");
+  CHECK(QueryText(store, "SELECT nodes FROM cases") != "");  // the node the job ran on
+  CHECK(QueryInt(store, "SELECT COUNT(*) FROM tests") == 2);
+  CHECK(QueryText(store,
+                  "SELECT outcome || ' ' || signature FROM tests WHERE node_id = "
+                  "'tests/test_a.py::test_bad'") == "failed assert N == N");
+  CHECK(QueryText(store,
+                  "SELECT outcome FROM tests WHERE node_id = "
+                  "'tests/test_a.py::test_ok'") == "passed");
 }
