@@ -181,7 +181,7 @@ int ShowFlaky(history::HistoryStore& store, std::optional<double> days, bool jso
   }
   std::cout << flaky.size() << " flaky test" << (flaky.size() == 1 ? "" : "s")
             << (since.empty() ? "" : " since " + since) << " in " << EscapeControl(store.location())
-            << " (both outcomes on one commit, or passed only on a rerun)\n";
+            << " (both outcomes on one commit, or a failure and a rerun's pass)\n";
   if (flaky.empty()) return kExitPassed;
   std::cout << "  flake rate  passed  failed  rerun passes  mixed commits  test\n";
   for (const history::FlakyTest& test : flaky) {
@@ -227,7 +227,8 @@ int HistoryMain(int argc, char** argv) {
       "What the history remembers of past runs (every verdict of run, run --cases and stage, "
       "and every pytest outcome, is recorded at the verdict). `history TEST_OR_CASE`: pass "
       "rate, the last outcomes with dates and commits, duration p50/p90, failure signatures. "
-      "`history flaky [--days N]`: tests with both outcomes on one commit, or that passed only "
+      "`history flaky [--days N]`: tests with both outcomes on one commit, or that failed and "
+      "passed "
       "on a rerun, highest flake rate first. `history export-durations FILE`: each test's mean "
       "duration as pytest-split's .test_durations JSON (what `stage --durations` takes). "
       "`history prune [--older-than DAYS]`: delete old records. Exit 0, 2 on bad input or an "

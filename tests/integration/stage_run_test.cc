@@ -251,6 +251,13 @@ TEST_CASE("stage on local_direct: every shard job and test attempt recorded in t
     rounds.insert(row.attempt);
   }
   CHECK(rounds == std::set<int>{0, 1, 2});
+  // Never started in round 0 (its shard's pytest died on test_crash), run in round 1: its one
+  // attempt is round 1's, in the rerun job's record.
+  auto after_crash = store.value()->Outcomes(kFile + "test_after_crash", 0);
+  REQUIRE(after_crash.ok());
+  REQUIRE(after_crash->size() == 1);
+  CHECK(after_crash->at(0).attempt == 1);
+  CHECK(after_crash->at(0).outcome == "passed");
   // The flaky ones are what `history flaky` names; the always-failing one is not.
   auto counts = store.value()->CountsByCommit("");
   REQUIRE(counts.ok());

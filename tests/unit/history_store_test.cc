@@ -231,6 +231,8 @@ TEST_CASE("history flaky: both outcomes on one known commit, or a pass on a reru
       // An unknown commit is not one commit: no evidence of a flake.
       {"unknown", "", 2, 2, 0, "2026-12-01T00:00:00Z"},
       {"steady", "c1", 9, 0, 0, "2026-12-01T00:00:00Z"},
+      // Passed on a rerun without failing (rerun because its shard's job died first).
+      {"rerun_no_failure", "", 1, 0, 1, "2026-12-01T00:00:00Z"},
   };
   std::vector<FlakyTest> flaky = FindFlaky(counts);
   REQUIRE(flaky.size() == 2);

@@ -61,11 +61,14 @@ std::vector<FlakyTest> FindFlaky(const std::vector<CommitCounts>& counts) {
     test.failed += row.failed;
     test.passed_on_rerun += row.passed_on_rerun;
     if (!row.commit.empty() && row.passed > 0 && row.failed > 0) ++test.mixed_commits;
+    // A rerun's pass after the test's own failure (a test rerun because its shard's job
+    // died before it never failed: no flake).
+    if (row.passed_on_rerun > 0 && row.failed > 0) test.rerun_flake = true;
     test.last_at = std::max(test.last_at, row.last_at);
   }
   std::vector<FlakyTest> flaky;
   for (auto& [id, test] : tests) {
-    if (test.mixed_commits == 0 && test.passed_on_rerun == 0) continue;
+    if (test.mixed_commits == 0 && !test.rerun_flake) continue;
     test.flake_rate =
         static_cast<double>(test.failed) / static_cast<double>(test.passed + test.failed);
     flaky.push_back(std::move(test));

@@ -32,7 +32,7 @@ struct TestSummary {
 TRTLLM_RUN_API TestSummary Summarize(const std::string& name, const std::vector<OutcomeRow>& rows,
                                      int last_n);
 
-// A test with both outcomes on one commit, or one that passed only on a rerun.
+// A test with both outcomes on one commit, or one that failed and then passed on a rerun.
 struct FlakyTest {
   std::string node_id;
   std::int64_t passed = 0, failed = 0;  // every outcome in the window
@@ -40,11 +40,13 @@ struct FlakyTest {
   std::int64_t mixed_commits = 0;       // commits with both outcomes
   double flake_rate = 0;                // failed / (passed + failed)
   std::string last_at;
+  bool rerun_flake = false;  // a commit where it failed and passed on a rerun
 };
 
 // The flaky tests of `counts` (HistoryStore::CountsByCommit), highest flake rate first
-// (then most outcomes, then node id). A commit that is not known ("") never counts as one
-// commit: the outcomes there may come from different code.
+// (then most outcomes, then node id): a known commit with a pass and a failure, or a commit
+// (known or not) with a failure and a rerun's pass. An unknown commit ("") is otherwise
+// never one commit: the outcomes there may come from different code.
 TRTLLM_RUN_API std::vector<FlakyTest> FindFlaky(const std::vector<CommitCounts>& counts);
 
 // The p-th percentile (0..100) of `values` by linear interpolation (numpy's default);

@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "stage/stage_run.h"
@@ -152,6 +154,39 @@ CaseRecord CaseRecordOf(const RunResult& result, const std::string& kind, const 
 }
 
 std::vector<CaseRecord> StageRecordsOf(const StageRunResult& stage) {
+  // Each test's attempts belong to the shard jobs that listed it, in round order. A test
+  // may have fewer attempts than listings (its shard's job died before it: never started,
+  // then rerun): its attempts are the last listings'. Without a listing (a selector line
+  // pytest expanded into tests) attempt k is round k.
+  std::map<std::pair<int, int>, std::vector<TestRecord>> by_run;  // (split, round)
+  for (const stage::StageTestResult& test : stage.tests) {
+    std::vector<int> rounds;
+    for (const StageShardRun& shard : stage.shard_runs) {
+      if (shard.split_id != test.split_id) continue;
+      if (std::find(shard.test_ids.begin(), shard.test_ids.end(), test.id) ==
+          shard.test_ids.end()) {
+        continue;
+      }
+      rounds.push_back(shard.round);
+    }
+    std::sort(rounds.begin(), rounds.end());
+    const std::size_t count = test.attempts.size();
+    const bool listed = !rounds.empty() && rounds.size() >= count;
+    for (std::size_t k = 0; k < count; ++k) {
+      const stage::TestAttempt& attempt = test.attempts[k];
+      const int round = listed ? rounds[rounds.size() - count + k] : static_cast<int>(k);
+      TestRecord row;
+      row.node_id = test.id;
+      row.outcome = stage::JUnitOutcomeName(attempt.outcome);
+      row.duration_seconds = attempt.seconds;
+      row.attempt = round;
+      if (attempt.outcome == stage::JUnitOutcome::kFailed ||
+          attempt.outcome == stage::JUnitOutcome::kError) {
+        row.signature = FailureSignature(attempt.message);
+      }
+      by_run[{test.split_id, round}].push_back(std::move(row));
+    }
+  }
   std::vector<CaseRecord> records;
   for (const StageShardRun& shard : stage.shard_runs) {
     CaseRecord record;
@@ -180,20 +215,10 @@ std::vector<CaseRecord> StageRecordsOf(const StageRunResult& stage) {
         record.branch = head.branch;
       }
     }
-    for (const stage::StageTestResult& test : stage.tests) {
-      if (test.split_id != shard.split_id) continue;
-      if (shard.round >= static_cast<int>(test.attempts.size())) continue;
-      const stage::TestAttempt& attempt = test.attempts[static_cast<std::size_t>(shard.round)];
-      TestRecord row;
-      row.node_id = test.id;
-      row.outcome = stage::JUnitOutcomeName(attempt.outcome);
-      row.duration_seconds = attempt.seconds;
-      row.attempt = shard.round;
-      if (attempt.outcome == stage::JUnitOutcome::kFailed ||
-          attempt.outcome == stage::JUnitOutcome::kError) {
-        row.signature = FailureSignature(attempt.message);
-      }
-      record.tests.push_back(std::move(row));
+    auto tests = by_run.find({shard.split_id, shard.round});
+    if (tests != by_run.end()) {
+      record.tests = std::move(tests->second);
+      by_run.erase(tests);
     }
     records.push_back(std::move(record));
   }
