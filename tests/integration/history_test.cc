@@ -196,11 +196,31 @@ TEST_CASE("history: a run records its verdict with the checkout's commit, errors
                   "FROM cases") == "run FAILED " + head + " feature/x");
   CHECK(QueryText(store, "SELECT signature FROM cases") != "");
 
+  // plan, then exec (the MCP server's run_case): exec records the verdict.
+  CliOptions plan = options;
+  plan.args = {"plan",        "--custom-cmd", "true",         "--scenario", "local_direct",
+               "--repo-root", repo.path(),    "--model-name", "planned",    "--json"};
+  CliRun planned = RunCli(plan);
+  INFO(planned.Describe());
+  REQUIRE(planned.exit_code == 0);
+  rapidjson::Document plan_doc = Json(planned);
+  REQUIRE(plan_doc.IsObject());
+  CliOptions exec = options;
+  exec.args = {"exec", plan_doc["work_dir"].GetString()};
+  CliRun executed = RunCli(exec);
+  INFO(executed.Describe());
+  CHECK(executed.exit_code == 0);
+  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 2);
+  CHECK(QueryText(store, "SELECT verdict || ' ' || work_dir FROM cases ORDER BY id DESC LIMIT 1") ==
+        std::string("PASSED ") + plan_doc["work_dir"].GetString());
+  options.args = {"run",          "--custom-cmd", "echo boom; exit 3", "--scenario",
+                  "local_direct", "--repo-root",  repo.path()};
+
   // --no-history: nothing recorded; same verdict.
   options.args.push_back("--no-history");
   CliRun unrecorded = RunCli(options);
   CHECK(unrecorded.exit_code == 1);
-  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 1);
+  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 2);
   options.args.pop_back();
 
   // A store that cannot be opened: a warning naming it, the verdict and exit code unchanged.
@@ -225,7 +245,7 @@ TEST_CASE("history: a run records its verdict with the checkout's commit, errors
   CliRun off = RunCli(options);
   INFO(off.Describe());
   CHECK(off.exit_code == 0);
-  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 1);
+  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 2);
   // ... or points it elsewhere.
   WriteTextFile(config.path() + "/trtllm-run/config.yaml",
                 "history: " + repo.path() + "/team.sqlite\n");
@@ -233,7 +253,7 @@ TEST_CASE("history: a run records its verdict with the checkout's commit, errors
   CliRun elsewhere = RunCli(options);
   CHECK(elsewhere.exit_code == 0);
   CHECK(QueryInt(repo.path() + "/team.sqlite", "SELECT COUNT(*) FROM cases") == 1);
-  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 1);
+  CHECK(QueryInt(store, "SELECT COUNT(*) FROM cases") == 2);
 }
 
 TEST_CASE("history flaky: a seeded history of 50 tests, 10 flaky and 5 always failing",
