@@ -119,9 +119,10 @@ std::vector<std::string> FlagNames(const po::options_description& options) {
 }
 
 // FILE flags whose readers already refuse a missing or unreadable file with exit 2,
-// naming the flag's file in their own words.
+// naming the flag's file in their own words (--durations also takes the word `history`).
 const std::set<std::string>& FilesTheirReadersCheck() {
-  static const std::set<std::string> flags = {"clusters", "perf-config-yaml", "custom-script"};
+  static const std::set<std::string> flags = {"clusters", "perf-config-yaml", "custom-script",
+                                              "durations"};
   return flags;
 }
 
@@ -415,9 +416,10 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
   }
   if (!usage.positional.empty()) {
     if (arguments.empty()) return UsageError(subcommand, "give " + usage.positional);
-    if (arguments.size() > 1) {
-      return UsageError(subcommand,
-                        "one " + usage.positional + " only; unexpected '" + arguments[1] + "'");
+    if (arguments.size() > static_cast<std::size_t>(usage.max_positionals)) {
+      return UsageError(subcommand, "one " + usage.positional + " only; unexpected '" +
+                                        arguments[static_cast<std::size_t>(usage.max_positionals)] +
+                                        "'");
     }
   }
   Status files = CheckInputFiles(visible, *vm);
@@ -427,6 +429,11 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
 
 std::string Positional(const po::variables_map& vm) {
   return vm["positional"].as<std::vector<std::string>>().front();
+}
+
+std::vector<std::string> Positionals(const po::variables_map& vm) {
+  if (!vm.count("positional")) return {};
+  return vm["positional"].as<std::vector<std::string>>();
 }
 
 }  // namespace trtllm_run::cli

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli_help.h"
 #include "trtllm_run/request.h"
@@ -16,6 +17,10 @@
 
 namespace trtllm_run {
 struct StageRequest;  // stage/stage_plan.h
+namespace history {
+class HistoryStore;  // history/history_store.h
+struct CaseRecord;
+}  // namespace history
 }  // namespace trtllm_run
 
 namespace trtllm_run::cli {
@@ -36,6 +41,7 @@ int McpMain(int argc, char** argv);
 int ListMain(int argc, char** argv);
 int LogsMain(int argc, char** argv);
 int StageMain(int argc, char** argv);
+int HistoryMain(int argc, char** argv);
 
 // The directory of a `run --cases` run (cases_dir.h) for status / attach / cancel, and
 // `plan --cases FILE` (cmd_cases.cc).
@@ -118,8 +124,9 @@ int ReportResult(const std::string& subcommand, const po::variables_map& vm,
 
 // What a subcommand takes besides its flags.
 struct CommandUsage {
-  std::string positional;  // "WORK_DIR": exactly one argument, read with Positional(vm)
-  std::string about;       // shown by --help after the usage line
+  std::string positional;   // "WORK_DIR": exactly one argument, read with Positional(vm)
+  std::string about;        // shown by --help after the usage line
+  int max_positionals = 1;  // arguments allowed after the first (`history flaky`, ...)
 };
 
 // Parses argv against `visible` (plus --help). Returns an exit code when parsing ended
@@ -133,6 +140,27 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
 
 // The positional argument of a CommandUsage with `positional` set.
 std::string Positional(const po::variables_map& vm);
+// Every positional argument (at most CommandUsage::max_positionals).
+std::vector<std::string> Positionals(const po::variables_map& vm);
+
+// --history STORE and --no-history (history_flags.cc): run, stage and history take them.
+po::options_description HistoryOptions();
+
+// Where runs are recorded: --history, else the user config's `history:`, else
+// history::DefaultHistoryPath(); "" when recording is off (--no-history, `history: off`,
+// no $HOME). kInvalidInput when --history and --no-history are both given, or --history
+// is empty. *origin (may be null) names where the choice came from.
+Result<std::string> HistoryPathFromFlags(const po::variables_map& vm, std::string* origin);
+
+// The store a run records its verdicts in, opened; null when recording is off or the
+// store cannot be opened (a warning on stderr naming the store and why: recording never
+// changes a run's verdict or exit code).
+std::unique_ptr<history::HistoryStore> OpenHistoryForRecording(const std::string& subcommand,
+                                                               const po::variables_map& vm);
+
+// Records `record` in `store` (null: nothing); a failure is a warning on stderr.
+void RecordInHistory(const std::string& subcommand, history::HistoryStore* store,
+                     const history::CaseRecord& record);
 
 }  // namespace trtllm_run::cli
 

@@ -289,7 +289,11 @@ std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& 
       << Roff(
              "$XDG_CONFIG_HOME/trtllm-run/clusters.yaml: the cluster catalog (--clusters, "
              "$TRTLLM_RUN_CLUSTERS). The installed share/trtllm-run/examples/ holds a documented "
-             "clusters.yaml and sample cases files.")
+             "clusters.yaml and sample cases files. "
+             "$XDG_DATA_HOME/trtllm-run/history.sqlite (default "
+             "~/.local/share/trtllm-run/history.sqlite): the history every run, case and stage "
+             "test is recorded in (--history, --no-history, `history:` in "
+             "$XDG_CONFIG_HOME/trtllm-run/config.yaml); read with `trtllm-run history`.")
       << ".SH \"SEE ALSO\"\n"
       << Roff("trtllm-run SUBCOMMAND --help; the README of the trtllm-run sources.");
   return man.str();

@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "cli.h"
+#include "history/history_record.h"
+#include "history/history_store.h"
 #include "trtllm_run/report.h"
 
 namespace trtllm_run::cli {
@@ -19,7 +21,7 @@ int ExecMain(int argc, char** argv) {
       "print result.json on stdout at the end; the job's output then goes to stderr")(
       "junit", po::value<std::string>()->value_name("PATH"),
       "also write the verdict as JUnit XML to PATH");
-  visible.add(PluginOptions());
+  visible.add(HistoryOptions()).add(PluginOptions());
   CommandUsage usage;
   usage.positional = "WORK_DIR";
   usage.about =
@@ -29,6 +31,9 @@ int ExecMain(int argc, char** argv) {
   po::variables_map vm;
   if (std::optional<int> done = Parse("exec", argc, argv, visible, &vm, usage)) return *done;
   const std::string work_dir = Positional(vm);
+  if (Result<std::string> history = HistoryPathFromFlags(vm, nullptr); !history.ok()) {
+    return UsageError("exec", history.status().message(), history.status().hint());
+  }
   Result<int> kill_grace_flag = KillGraceFlag(vm);
   if (!kill_grace_flag.ok()) return Fail("exec", kill_grace_flag.status());
   const int kill_grace = kill_grace_flag.value();
@@ -45,6 +50,8 @@ int ExecMain(int argc, char** argv) {
   RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
   Result<RunResult> result = runtime.value()->ExecuteWorkDir(work_dir, options);
   if (!result.ok()) return Fail("exec", result.status());
+  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("exec", vm);
+  RecordInHistory("exec", store.get(), history::CaseRecordOf(result.value(), "run", ""));
   return ReportResult("exec", vm, result.value());
 }
 

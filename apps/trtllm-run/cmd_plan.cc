@@ -75,11 +75,15 @@ int PlanMain(int argc, char** argv) {
       "tests/integration/test_lists/waives.txt)")(
       "splits", po::value<int>()->value_name("N"),
       "with --stage/--test-db: split the tests N ways instead of the stage's split count")(
+      "durations", po::value<std::string>()->value_name("FILE|history"),
+      "with --stage/--test-db: the split's durations: a pytest-split .test_durations file, or "
+      "`history` for the mean durations the history recorded (default: the checkout's "
+      "tests/integration/defs/.test_durations, else the history's when it has some)")(
       "json", po::bool_switch(),
       "print the plan as JSON on stdout (work dir, scenario, notes, job_spec; with --cases: "
       "every case's plan); the summary then goes to stderr");
   po::options_description visible;
-  visible.add(CaseOptions()).add(plan_options).add(PluginOptions());
+  visible.add(CaseOptions()).add(plan_options).add(HistoryOptions()).add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("plan", argc, argv, visible, &vm)) return *done;
 
@@ -95,7 +99,7 @@ int PlanMain(int argc, char** argv) {
     if (vm.count("cases")) return UsageError("plan", "give --stage or --cases, not both");
     return PlanStageMain(vm, request.value());
   }
-  for (const char* flag : {"match", "waives", "splits"}) {
+  for (const char* flag : {"match", "waives", "splits", "durations"}) {
     if (vm.count(flag)) {
       return UsageError("plan", std::string("--") + flag + " goes with --stage or --test-db");
     }

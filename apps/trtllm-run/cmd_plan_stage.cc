@@ -5,11 +5,13 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
 
 #include "cli.h"
+#include "history/history_store.h"
 #include "placement/env_check.h"
 #include "stage/stage_plan.h"
 #include "stage/test_db_render.h"
@@ -50,6 +52,10 @@ std::string Text(const StagePlan& plan) {
   }
   out << "blocks:\n";
   for (const std::string& line : plan.matched_blocks_explained) out << "  " << line << "\n";
+  out << "durations: "
+      << (plan.durations_source.empty() ? "none (every test counts 1 s)"
+                                        : EscapeControl(plan.durations_source))
+      << "\n";
   for (const StageShard& shard : plan.shards) {
     out << "shard " << shard.split_id << "/" << plan.split_count << ": " << shard.tests.size()
         << (shard.tests.size() == 1 ? " test" : " tests") << ", " << Secs(shard.expected_seconds)
@@ -130,6 +136,8 @@ std::string Json(const StagePlan& plan) {
   }
   w.EndObject();
   strings("matched_blocks_explained", plan.matched_blocks_explained);
+  w.Key("durations_source");
+  str(plan.durations_source);
   w.Key("shards");
   w.StartArray();
   for (const StageShard& shard : plan.shards) {
@@ -189,6 +197,51 @@ Result<StagePartitionFacts> ProbeStagePartition(const po::variables_map& vm,
   return Status::ExecutionError("the Slurm probe does not describe partition '" + name + "'");
 }
 
+// --durations FILE|history, and the history's durations for a checkout without a
+// .test_durations (used by PlanStage only then).
+std::optional<int> DurationsFromFlags(const std::string& subcommand, const po::variables_map& vm,
+                                      StageRequest* request) {
+  const std::string given = vm.count("durations") ? vm["durations"].as<std::string>() : "";
+  if (vm.count("durations") && given != "history") {
+    request->durations_file = given;
+    return std::nullopt;
+  }
+  Result<std::string> path = HistoryPathFromFlags(vm, nullptr);
+  if (!path.ok()) return UsageError(subcommand, path.status().message(), path.status().hint());
+  std::error_code error;
+  const bool exists = !path->empty() && std::filesystem::exists(path.value(), error);
+  if (given == "history" && !exists) {
+    return Fail(subcommand,
+                Status::InvalidInput(
+                    "--durations history: " + (path->empty() ? std::string("the history is off")
+                                                             : "no history store at " + *path),
+                    "run the stage's tests once (their durations are recorded), "
+                    "or give --durations FILE"));
+  }
+  if (!exists) return std::nullopt;
+  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenSqliteStore(path.value());
+  Result<std::map<std::string, double>> durations =
+      store.ok() ? store.value()->MeanDurations()
+                 : Result<std::map<std::string, double>>(store.status());
+  if (!durations.ok()) {
+    if (given == "history") return Fail(subcommand, durations.status());
+    return std::nullopt;  // the fallback only: the checkout's rules apply
+  }
+  if (given == "history") {
+    if (durations->empty()) {
+      return Fail(subcommand, Status::InvalidInput("--durations history: the history at " + *path +
+                                                       " holds no test durations yet",
+                                                   "give --durations FILE"));
+    }
+    request->durations = std::move(durations.value());
+    request->durations_origin = "history " + *path;
+  } else {
+    request->fallback_durations = std::move(durations.value());
+    request->fallback_durations_origin = "history " + *path;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po::variables_map& vm,
@@ -197,6 +250,7 @@ std::optional<int> StageRequestFromFlags(const std::string& subcommand, const po
   if (vm.count("test-db")) request->test_db_context = vm["test-db"].as<std::string>();
   if (vm.count("waives")) request->waives_file = vm["waives"].as<std::string>();
   if (vm.count("splits")) request->splits = vm["splits"].as<int>();
+  if (std::optional<int> bad = DurationsFromFlags(subcommand, vm, request)) return bad;
   if (vm.count("match")) {
     for (const std::string& pair : vm["match"].as<std::vector<std::string>>()) {
       const std::size_t equals = pair.find('=');

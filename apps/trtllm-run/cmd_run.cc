@@ -5,6 +5,8 @@
 #include <iostream>
 
 #include "cli.h"
+#include "history/history_record.h"
+#include "history/history_store.h"
 #include "runtime/cases_dir.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/report.h"
@@ -60,6 +62,14 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
                                    "' must name a directory that does not exist yet");
     }
   }
+  // Each case is recorded at its verdict, in its own transaction.
+  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
+  if (store) {
+    options.on_verdict = [&store](const CaseOutcome& outcome) {
+      RecordInHistory("run", store.get(),
+                      history::CaseRecordOf(outcome.result, "case", outcome.entry.name));
+    };
+  }
   Result<MultiRunResult> result = RunCases(*runtime.value(), cases.value(), options);
   if (!result.ok()) return Fail("run", result.status());
   std::cerr << "\n" << FormatCasesTable(result.value()) << "\n";
@@ -104,9 +114,16 @@ int RunMain(int argc, char** argv) {
       "run again the cases of CASES_DIR (a --cases run's directory) that did not pass, with "
       "their original inputs (its cases.json); case flags given now override them");
   po::options_description visible;
-  visible.add(CaseOptions()).add(run_options).add(cases_options).add(PluginOptions());
+  visible.add(CaseOptions())
+      .add(run_options)
+      .add(cases_options)
+      .add(HistoryOptions())
+      .add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("run", argc, argv, visible, &vm)) return *done;
+  if (Result<std::string> history = HistoryPathFromFlags(vm, nullptr); !history.ok()) {
+    return UsageError("run", history.status().message(), history.status().hint());
+  }
 
   Result<CaseRequest> request = RequestFromOptions(vm);
   if (!request.ok()) return Fail("run", request.status());
@@ -134,6 +151,8 @@ int RunMain(int argc, char** argv) {
   RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
   Result<RunResult> result = runtime.value()->Run(request.value(), options);
   if (!result.ok()) return Fail("run", result.status());
+  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
+  RecordInHistory("run", store.get(), history::CaseRecordOf(result.value(), "run", ""));
   return ReportResult("run", vm, result.value());
 }
 

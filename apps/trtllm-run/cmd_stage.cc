@@ -7,6 +7,8 @@
 #include <iostream>
 
 #include "cli.h"
+#include "history/history_record.h"
+#include "history/history_store.h"
 #include "stage/rerun_policy.h"
 #include "stage/stage_plan.h"
 #include "stage/stage_run.h"
@@ -66,6 +68,10 @@ int StageMain(int argc, char** argv) {
       "known failure signatures, one per line: a test that failed after more than 10 min is "
       "rerun once when its failure text holds one")(
       "no-reruns", po::bool_switch(), "do not rerun failed tests (CI's policy is the default)")(
+      "durations", po::value<std::string>()->value_name("FILE|history"),
+      "the split's durations: a pytest-split .test_durations file, or `history` for the mean "
+      "durations the history recorded (default: the checkout's "
+      "tests/integration/defs/.test_durations, else the history's when it has some)")(
       "python", po::value<std::string>()->default_value("python3"),
       "the interpreter that runs pytest in each shard's job")(
       "max-parallel-local", po::value<int>()->default_value(0),
@@ -77,7 +83,7 @@ int StageMain(int argc, char** argv) {
       "junit", po::value<std::string>()->value_name("PATH"),
       "also write the stage's merged JUnit XML to PATH");
   po::options_description visible;
-  visible.add(CaseOptions()).add(stage_options).add(PluginOptions());
+  visible.add(CaseOptions()).add(stage_options).add(HistoryOptions()).add(PluginOptions());
   po::variables_map vm;
   CommandUsage usage;
   usage.positional = "NAME";
@@ -90,6 +96,9 @@ int StageMain(int argc, char** argv) {
       "when every test that is not waived passed, 1 when one failed, 2 bad input, 3 error, "
       "130 on Ctrl-C.";
   if (std::optional<int> done = Parse("stage", argc, argv, visible, &vm, usage)) return *done;
+  if (Result<std::string> history = HistoryPathFromFlags(vm, nullptr); !history.ok()) {
+    return UsageError("stage", history.status().message(), history.status().hint());
+  }
 
   Result<CaseRequest> shared = RequestFromOptions(vm);
   if (!shared.ok()) return Fail("stage", shared.status());
@@ -154,6 +163,11 @@ int StageMain(int argc, char** argv) {
   }
   Result<StageRunResult> result = RunStage(*runtime.value(), plan.value(), options);
   if (!result.ok()) return Fail("stage", result.status());
+  // Every shard job of every round, each in its own transaction.
+  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("stage", vm);
+  for (const history::CaseRecord& record : history::StageRecordsOf(result.value())) {
+    RecordInHistory("stage", store.get(), record);
+  }
   std::cerr << "\n" << Summary(result.value());
   if (vm.count("junit")) {
     Result<std::string> merged = ReadFile(result->junit_path);

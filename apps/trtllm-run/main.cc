@@ -48,6 +48,8 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::ListMain},
     {"logs", "print a work dir's log (-f: follow it until the verdict; --tail N)",
      trtllm_run::cli::LogsMain},
+    {"history", "what past runs say: a test's pass rate and durations, flaky tests, durations",
+     trtllm_run::cli::HistoryMain},
     {"env", "probe Slurm (slurm_env.json) here or on a login node; --env-check: host facts",
      trtllm_run::cli::EnvMain},
     {"mcp", "serve the Model Context Protocol on stdio: tools for coding agents",

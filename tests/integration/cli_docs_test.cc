@@ -58,7 +58,8 @@ TEST_CASE("cli docs: the man page holds every subcommand's flags and renders", "
   CliRun man = Cli({"--help-man"});
   REQUIRE(man.exit_code == 0);
   CHECK(man.stdout_text.find(".TH TRTLLM\\-RUN 1") != std::string::npos);
-  for (const char* subcommand : {"run", "plan", "env", "status", "cancel", "release"}) {
+  for (const char* subcommand :
+       {"run", "plan", "env", "status", "cancel", "release", "history", "stage"}) {
     CHECK_THAT(man.stdout_text, Catch::Contains(std::string(".SS \"") + subcommand + "\""));
     for (const std::string& flag : HelpFlags(subcommand)) {
       INFO(subcommand << " " << flag);
@@ -75,6 +76,8 @@ TEST_CASE("cli docs: the man page holds every subcommand's flags and renders", "
   CHECK(rendered.exit_code == 0);
   CHECK_THAT(rendered.stdout_text, Catch::Contains("--time-limit DURATION"));
   CHECK_THAT(rendered.stdout_text, Catch::Contains("EXIT STATUS"));
+  CHECK_THAT(rendered.stdout_text, Catch::Contains("export-durations"));
+  CHECK_THAT(rendered.stdout_text, Catch::Contains("history.sqlite"));
   CHECK(rendered.stderr_text.find("warning") == std::string::npos);
 }
 

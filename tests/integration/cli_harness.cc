@@ -43,14 +43,30 @@ std::string Quote(const std::string& arg) {
   return quoted + "'";
 }
 
+// The history store runs record in ($XDG_DATA_HOME/trtllm-run/history.sqlite): one of the
+// test process's own, so that no test writes the history of the user running the tests;
+// removed when the tests end. A test that sets (or unsets) XDG_DATA_HOME gets its own.
+const std::string& TestDataHome() {
+  static const TempDir dir("trtllm_run_test_data");
+  return dir.path();
+}
+
 std::vector<std::string> BuildEnv(const CliOptions& options) {
   std::vector<std::string> env;
+  bool data_home_chosen = false;
+  for (const auto& kv : options.env)
+    data_home_chosen = data_home_chosen || kv.first == "XDG_DATA_HOME";
+  for (const auto& unset : options.unset_env) {
+    data_home_chosen = data_home_chosen || unset == "XDG_DATA_HOME";
+  }
+  if (!data_home_chosen) env.push_back("XDG_DATA_HOME=" + TestDataHome());
   for (char** e = environ; *e != nullptr; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
     bool drop = false;
     for (const auto& kv : options.env) drop = drop || kv.first == name;
     for (const auto& unset : options.unset_env) drop = drop || unset == name;
+    drop = drop || (!data_home_chosen && name == "XDG_DATA_HOME");
     if (!drop) env.push_back(entry);
   }
   for (const auto& kv : options.env) env.push_back(kv.first + "=" + kv.second);

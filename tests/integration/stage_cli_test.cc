@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "cli_harness.h"
@@ -110,10 +111,39 @@ TEST_CASE("stage CLI: a test-db context in 3 splits on local_direct, merged and 
   const std::string junit = repo.path() + "/stage.xml";
   CliOptions options;
   options.args = StageArgs(repo.path(), junit);
-  options.args.insert(options.args.end(), {"--scenario", "local_direct"});
+  const std::string store = repo.path() + "/history.sqlite";
+  options.args.insert(options.args.end(), {"--scenario", "local_direct", "--history", store});
   options.timeout_seconds = 240;
   CliRun run = RunCli(options);
   CheckCliStage(run, junit);
+
+  // The history has every shard job and test attempt: `history flaky` names the two tests
+  // that passed on a rerun, and their durations split the next plan.
+  CliRun flaky = RunCli({"history", "flaky", "--history", store, "--json"});
+  INFO(flaky.Describe());
+  REQUIRE(flaky.exit_code == 0);
+  rapidjson::Document doc;
+  doc.Parse(flaky.stdout_text.c_str());
+  REQUIRE(doc.IsObject());
+  std::set<std::string> flaky_ids;
+  for (const auto& test : doc["flaky"].GetArray()) flaky_ids.insert(Str(test, "node_id"));
+  CHECK(flaky_ids == std::set<std::string>{"test_stage_shapes.py::test_flaky",
+                                           "test_stage_shapes.py::test_flaky_twice"});
+  CliRun failing =
+      RunCli({"history", "test_stage_shapes.py::test_fail_always", "--history", store, "--json"});
+  INFO(failing.Describe());
+  REQUIRE(failing.exit_code == 0);
+  doc.Parse(failing.stdout_text.c_str());
+  REQUIRE(doc.IsObject());
+  CHECK(doc["runs"].GetInt() == 3);  // the first run and 2 reruns
+  CHECK(doc["failed"].GetInt() == 3);
+  CHECK(Str(doc["last"][0], "stage") == "Fixture-CLI");
+  const std::string durations = repo.path() + "/durations.json";
+  REQUIRE(RunCli({"history", "export-durations", durations, "--history", store}).exit_code == 0);
+  doc.Parse(ReadTextFile(durations).c_str());
+  REQUIRE(doc.IsObject());
+  CHECK(doc.HasMember("test_stage_shapes.py::test_pass_a"));
+  CHECK_FALSE(doc.HasMember("test_stage_shapes.py::test_waived"));  // never ran
 }
 
 TEST_CASE("stage CLI: an empty render is exit 2 and nothing runs", "[stage][cli]") {

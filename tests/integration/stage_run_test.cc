@@ -10,9 +10,13 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "cli_harness.h"
+#include "history/history_query.h"
+#include "history/history_record.h"
+#include "history/history_store.h"
 #include "slurm_test_util.h"
 #include "stage/stage_junit.h"
 #include "trtllm_run/runtime.h"
@@ -205,6 +209,62 @@ TEST_CASE("stage on local_direct: 3 shards at once, merged JUnit, CI's reruns, f
   int first_round = 0;
   for (const auto& run : result->shard_runs) first_round += run.round == 0 ? 1 : 0;
   CHECK(first_round == 3);
+}
+
+TEST_CASE("stage on local_direct: every shard job and test attempt recorded in the history",
+          "[stage][history]") {
+  TempDir repo("trtllm_stage_history");
+  MakeRepo(repo.path());
+  auto runtime = trtllm_run::Runtime::Create({});
+  REQUIRE(runtime.ok());
+  std::ostringstream progress;
+  trtllm_run::StageRunOptions options = Options(repo.path(), &progress);
+  options.shared.scenario = "local_direct";
+  auto result = trtllm_run::RunStage(*runtime.value(), ThreeSplitPlan("Fixture-Hist-1"), options);
+  INFO(progress.str());
+  REQUIRE(result.ok());
+  const std::vector<trtllm_run::history::CaseRecord> records =
+      trtllm_run::history::StageRecordsOf(result.value());
+  CHECK(records.size() == result->shard_runs.size());
+  auto store = trtllm_run::history::OpenSqliteStore(repo.path() + "/history.sqlite");
+  REQUIRE(store.ok());
+  for (const auto& record : records) {
+    CHECK(record.stage == "Fixture-Hist-1");
+    CHECK(record.scenario == "local_direct");
+    REQUIRE(store.value()->Record(record).ok());
+  }
+  // Every attempt of every test that ran, with pytest's durations.
+  std::size_t attempts = 0;
+  for (const auto& test : result->tests) attempts += test.attempts.size();
+  auto rows = store.value()->RowCounts();
+  REQUIRE(rows.ok());
+  CHECK(rows->second == static_cast<std::int64_t>(attempts));
+  auto fail_always = store.value()->Outcomes(kFile + "test_fail_always", 0);
+  REQUIRE(fail_always.ok());
+  REQUIRE(fail_always->size() == 3);
+  std::set<int> rounds;
+  for (const auto& row : fail_always.value()) {
+    CHECK(row.outcome == "failed");
+    CHECK(row.shard == 1);
+    CHECK(row.duration_seconds.has_value());
+    CHECK_FALSE(row.signature.empty());
+    rounds.insert(row.attempt);
+  }
+  CHECK(rounds == std::set<int>{0, 1, 2});
+  // Never started in round 0 (its shard's pytest died on test_crash), run in round 1: its one
+  // attempt is round 1's, in the rerun job's record.
+  auto after_crash = store.value()->Outcomes(kFile + "test_after_crash", 0);
+  REQUIRE(after_crash.ok());
+  REQUIRE(after_crash->size() == 1);
+  CHECK(after_crash->at(0).attempt == 1);
+  CHECK(after_crash->at(0).outcome == "passed");
+  // The flaky ones are what `history flaky` names; the always-failing one is not.
+  auto counts = store.value()->CountsByCommit("");
+  REQUIRE(counts.ok());
+  std::set<std::string> flaky;
+  for (const auto& test : trtllm_run::history::FindFlaky(counts.value()))
+    flaky.insert(test.node_id);
+  CHECK(flaky == std::set<std::string>{kFile + "test_flaky", kFile + "test_flaky_twice"});
 }
 
 TEST_CASE("stage on local_slurm: 3 splits are 3 concurrent jobs, reruns by the policy",

@@ -30,6 +30,7 @@
 #ifndef TRTLLM_RUN_MULTI_RUN_H_
 #define TRTLLM_RUN_MULTI_RUN_H_
 
+#include <functional>
 #include <map>
 #include <ostream>
 #include <string>
@@ -64,6 +65,8 @@ TRTLLM_RUN_API Result<std::vector<CaseEntry>> ParseCasesText(const std::string& 
                                                              const std::string& origin,
                                                              const CaseRequest& shared);
 
+struct CaseOutcome;  // below
+
 struct MultiRunOptions {
   // Cases in flight at once, all executors together (Slurm jobs are cheap to wait for).
   int max_parallel = 32;
@@ -76,6 +79,9 @@ struct MultiRunOptions {
   // Where the combined result.json goes; "": <repo_root of case 1>/work_dirs/cases_<time>.
   std::string run_dir;
   std::string cases_file;  // recorded in the combined result
+  // Called once per case as soon as its verdict is known, on the case's own thread (so
+  // possibly on several threads at once); the CLI records the case in the history here.
+  std::function<void(const CaseOutcome&)> on_verdict;
 };
 
 // A case's verdict in a multi-case run.

@@ -4,7 +4,8 @@
 // A config file is a YAML mapping whose keys are request-file keys (request.h; the
 // commands, model_name and repo_root excepted: they belong to one case), plus
 // `clusters: {<cluster name>: {<request keys>}}` whose values override the top-level ones
-// when routing chose that cluster (its catalog entry, --slurm-cluster, or this host's
+// when routing chose that cluster, and (the user's only) `history: PATH|off`, where runs
+// are recorded (docs/history.md) (its catalog entry, --slurm-cluster, or this host's
 // Slurm cluster). At most kMaxRequestFileBytes, within the YAML budget (input_limits.h).
 // Unknown keys, wrong values and a key that names a secret (slurm_password, any
 // *password*/*token*/..., any case) are kInvalidInput naming file:line, with a
@@ -44,6 +45,8 @@ struct ConfigFile {
   std::string path;
   std::vector<ConfigValue> values;                           // the top level
   std::map<std::string, std::vector<ConfigValue>> clusters;  // by cluster name
+  // `history: PATH` or `history: off` (the user's config only): where runs are recorded.
+  std::optional<ConfigValue> history;
 };
 
 // "$XDG_CONFIG_HOME/trtllm-run/config.yaml", else "$HOME/.config/trtllm-run/config.yaml";

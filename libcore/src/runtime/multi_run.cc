@@ -350,6 +350,7 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     outcome.result = std::move(result);
     auto job = outcome.result.details.find("job_id");
     if (job != outcome.result.details.end()) outcome.job_id = job->second;
+    if (options.on_verdict) options.on_verdict(outcome);
     std::lock_guard<std::mutex> lock(mu);
     states[i] = State::kDone;
     if (!place_freed[i]) {

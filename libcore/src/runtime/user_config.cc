@@ -70,6 +70,7 @@ std::size_t Distance(const std::string& a, const std::string& b) {
 Status UnknownKey(const std::string& where, const std::string& key, bool top_level) {
   std::vector<std::string> keys = ConfigKeys();
   if (top_level) keys.push_back("clusters");
+  if (top_level) keys.push_back("history");
   std::string best;
   std::size_t best_distance = SIZE_MAX;
   for (const std::string& candidate : keys) {
@@ -110,7 +111,8 @@ Status RefusedInCheckout(const std::string& where, const std::string& key) {
 // The request keys of one mapping (the top level or a cluster's section).
 void ReadValues(const YAML::Node& map, const std::string& origin, ConfigSource source,
                 bool top_level, std::vector<ConfigValue>* values,
-                std::map<std::string, std::vector<ConfigValue>>* clusters, ProblemList* problems) {
+                std::map<std::string, std::vector<ConfigValue>>* clusters,
+                std::optional<ConfigValue>* history, ProblemList* problems) {
   std::set<std::string> seen;
   for (const auto& entry : map) {
     const std::string where = YamlWhere(origin, entry.first.Mark());
@@ -137,7 +139,24 @@ void ReadValues(const YAML::Node& map, const std::string& origin, ConfigSource s
           continue;
         }
         ReadValues(cluster.second, origin, source, false, &(*clusters)[cluster.first.Scalar()],
-                   nullptr, problems);
+                   nullptr, nullptr, problems);
+      }
+      continue;
+    }
+    if (top_level && key == "history") {
+      // Where this user's runs are recorded (history/history_record.h): a path, or off.
+      if (source == ConfigSource::kRepo) {
+        problems->Add(Status::InvalidInput(
+            where + ": 'history' may not be set by a checkout's .trtllm-run.yaml: a cloned "
+                    "repo does not choose where your runs are recorded",
+            "give --history FILE or --no-history, or set it in your own "
+            "~/.config/trtllm-run/config.yaml"));
+      } else if (!value.IsScalar() || value.Scalar().empty()) {
+        problems->Add(Status::InvalidInput(
+            where + ": 'history' must be a file path or off, got " + YamlNodeKind(value),
+            "e.g. history: /local/me/trtllm-history.sqlite, or history: off"));
+      } else {
+        *history = ConfigValue{key, value.Scalar(), where};
       }
       continue;
     }
@@ -314,7 +333,7 @@ Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& o
   }
   ProblemList problems;
   try {
-    ReadValues(root, origin, source, true, &file.values, &file.clusters, &problems);
+    ReadValues(root, origin, source, true, &file.values, &file.clusters, &file.history, &problems);
   } catch (const YAML::Exception& e) {
     problems.Add(Status::InvalidInput(origin + ": " + e.what()));
   }

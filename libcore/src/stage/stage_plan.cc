@@ -390,13 +390,22 @@ Result<StagePlan> PlanStage(const StageRequest& request) {
   const std::string durations_path =
       durations_given ? *request.durations_file : (repo / kDurations).string();
   std::map<std::string, double> durations;
-  if (durations_given || fs::exists(durations_path, error)) {
+  if (request.durations) {
+    durations = *request.durations;
+    plan.durations_source = request.durations_origin;
+  } else if (durations_given || fs::exists(durations_path, error)) {
     Result<std::string> text = ReadInput(durations_path, "durations file", "");
     if (!text.ok()) return text.status();
     Result<std::map<std::string, double>> parsed =
         ParseTestDurations(text.value(), durations_given ? durations_path : kDurations);
     if (!parsed.ok()) return parsed.status();
     durations = std::move(parsed.value());
+    plan.durations_source = durations_given ? durations_path : kDurations;
+  } else if (!request.fallback_durations.empty()) {
+    durations = request.fallback_durations;
+    plan.durations_source = request.fallback_durations_origin;
+    plan.warnings.push_back(std::string("no ") + kDurations + " in the checkout: the split uses " +
+                            request.fallback_durations_origin);
   } else {
     plan.warnings.push_back(std::string("no ") + kDurations +
                             " in the checkout: every test counts 1 s in the split, as "

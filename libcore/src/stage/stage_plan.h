@@ -49,6 +49,9 @@ struct StagePlan {
   std::vector<std::string> matched_blocks_explained;  // one line per block, matched or not
   std::vector<StageShard> shards;                     // one per covered split, in `splits` order
   std::vector<StageTest> waived;  // rendered tests that waives.txt turns into SKIP
+  // Where the split's durations came from: a file's path, "history <store>", or "" (none:
+  // every test counted 1 s).
+  std::string durations_source;
   std::vector<std::string> warnings;
 };
 
@@ -61,7 +64,15 @@ struct StageRequest {
   std::map<std::string, std::string> match;    // --match key=value: overrides any key
   std::optional<std::string> waives_file;      // --waives; default: the checkout's waives.txt
   std::optional<std::string> durations_file;   // default: tests/integration/defs/.test_durations
-  std::optional<int> splits;                   // --splits N: overrides the split count
+  // Durations given as a map (`--durations history`): used instead of any file. Their
+  // origin names them in the plan ("history /path/history.sqlite").
+  std::optional<std::map<std::string, double>> durations;
+  std::string durations_origin;
+  // Used only when neither of the above is given and the checkout has no .test_durations
+  // (the history's, when it has some); named by fallback_durations_origin.
+  std::map<std::string, double> fallback_durations;
+  std::string fallback_durations_origin;
+  std::optional<int> splits;  // --splits N: overrides the split count
   // Facts of the target the caller probed (GRES and nodes on Slurm, nvidia-smi locally).
   // --match gpu= / system_gpu_count= win over these; the stage table's gpu count is used
   // for system_gpu_count when neither gives one.
