@@ -178,3 +178,47 @@ TEST_CASE("describe: status never connects through SSH settings of a work dir yo
   CHECK(std::filesystem::exists(marker));
   CHECK_THAT(used.stdout_text, Catch::Contains("the controller could not be asked"));
 }
+
+// The same rule for cancel: `trtllm-run cancel` of a remote_slurm work dir asks the login
+// node through the work dir's SSH settings only when they are ones you control.
+TEST_CASE("describe: cancel never connects through SSH settings of a work dir you do not control",
+          "[workdir][cli]") {
+  TempDir dir("trtllm_cancel_trust");
+  const std::string marker = dir.path() + "/proxy_command_ran";
+  JobSpec spec = SlurmTestSpec(dir.path() + "/wd", "ctrust", "remote_slurm");
+  std::filesystem::create_directories(spec.work_dir);
+  spec.ssh_host = "trtllm-test-nowhere";
+  const std::string config = dir.path() + "/ssh_config";
+  WriteTextFile(config,
+                "Host trtllm-test-nowhere\n  ProxyCommand sh -c 'touch " + marker + "; exit 1'\n");
+  spec.extra["ssh_config_file"] = config;
+  REQUIRE(WriteJobSpec(spec).ok());
+  RunState state = NewRunState("remote_slurm");
+  state.supervisor_pid = DeadPid();  // its supervisor is gone: cancel asks the executor
+  state.supervisor_start_time = 1;
+  state.job_id = "4242";
+  REQUIRE(WriteRunState(spec.work_dir, state).ok());
+
+  ::chmod(config.c_str(), 0666);  // anyone may have written it
+  CliRun refused = RunCli({"cancel", "--kill-grace", "1", spec.work_dir});
+  INFO(refused.Describe());
+  CHECK(refused.exit_code != 0);
+  CHECK_THAT(refused.stderr_text + refused.stdout_text,
+             Catch::Contains("is not owned by you or root, or is writable"));
+  CHECK_FALSE(std::filesystem::exists(marker));
+
+  ::chmod(config.c_str(), 0600);
+  spec.extra["ssh_options"] = "ProxyCommand=sh -c 'touch " + marker + "'";
+  REQUIRE(WriteJobSpec(spec).ok());
+  CliRun option = RunCli({"cancel", "--kill-grace", "1", spec.work_dir});
+  INFO(option.Describe());
+  CHECK(option.exit_code != 0);
+  CHECK_THAT(option.stderr_text + option.stdout_text, Catch::Contains("is not allowed"));
+  CHECK_FALSE(std::filesystem::exists(marker));
+
+  spec.extra.erase("ssh_options");  // yours and private: used
+  REQUIRE(WriteJobSpec(spec).ok());
+  CliRun used = RunCli({"cancel", "--kill-grace", "1", spec.work_dir});
+  INFO(used.Describe());
+  CHECK(std::filesystem::exists(marker));
+}

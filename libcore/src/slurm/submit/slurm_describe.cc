@@ -1,11 +1,7 @@
 #include "slurm/submit/slurm_describe.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <memory>
 
-#include "model/trust.h"
 #include "os/ssh.h"
 #include "slurm/client/slurm_client.h"
 #include "slurm/submit/slurm_run.h"
@@ -14,32 +10,6 @@ namespace trtllm_run {
 namespace {
 
 constexpr int kQueryTimeoutSeconds = 20;  // the one scontrol; ssh adds its connect timeout
-
-// OK when the work dir's SSH settings may be used without the person having chosen them
-// now (see DescribeSlurmJob).
-Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec) {
-  const std::string where = "job_spec.json of " + spec.work_dir;
-  if (!options.destination.empty() && options.destination[0] == '-') {
-    return Status::InvalidInput(where + ": ssh_host starts with '-'");
-  }
-  for (const std::string& option : options.extra_options) {
-    TRTLLM_RUN_RETURN_IF_ERROR(CheckUntrustedSshOption(option, where + ": ssh_options"));
-  }
-  if (!options.ssh_config_file.empty()) {
-    struct stat st {};
-    const std::string& file = options.ssh_config_file;
-    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      return Status::InvalidInput(where + ": ssh_config_file '" + file + "' is no regular file");
-    }
-    if ((st.st_uid != ::geteuid() && st.st_uid != 0) || (st.st_mode & 022) != 0) {
-      return Status::InvalidInput(
-          where + ": ssh_config_file '" + file +
-              "' is not owned by you or root, or is writable by group or others",
-          "status asks the cluster only through SSH settings you control");
-    }
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -58,8 +28,11 @@ JobDescription DescribeSlurmJob(const JobSpec& spec, const RunState* state, Scen
   Scenario* scenario = local;
   if (!spec.ssh_host.empty()) {
     Result<SshOptions> options = SshOptionsForSpec(spec);
-    Status trusted =
-        options.ok() ? CheckRecordedSshSettings(options.value(), spec) : options.status();
+    Status trusted = options.ok()
+                         ? CheckRecordedSshSettings(
+                               options.value(), spec,
+                               "status asks the cluster only through SSH settings you control")
+                         : options.status();
     Result<std::unique_ptr<SshScenario>> made = trusted.ok()
                                                     ? MakeSshScenario(options.value())
                                                     : Result<std::unique_ptr<SshScenario>>(trusted);

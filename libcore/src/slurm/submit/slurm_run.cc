@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <thread>
 
 #include "model/dir_util.h"
+#include "model/trust.h"
 #include "os/process.h"
 #include "slurm/submit/slurm_internal.h"
 #include "slurm/submit/slurm_run.h"
@@ -502,6 +504,32 @@ RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext& context) {
   return result;
 }
 
+Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec,
+                                const std::string& hint) {
+  const std::string where = "job_spec.json of " + spec.work_dir;
+  if (!options.destination.empty() && options.destination[0] == '-') {
+    return Status::InvalidInput(where + ": ssh_host starts with '-'", hint);
+  }
+  for (const std::string& option : options.extra_options) {
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckUntrustedSshOption(option, where + ": ssh_options"));
+  }
+  if (!options.ssh_config_file.empty()) {
+    struct stat st {};
+    const std::string& file = options.ssh_config_file;
+    if (::stat(file.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      return Status::InvalidInput(where + ": ssh_config_file '" + file + "' is no regular file",
+                                  hint);
+    }
+    if ((st.st_uid != ::geteuid() && st.st_uid != 0) || (st.st_mode & 022) != 0) {
+      return Status::InvalidInput(where + ": ssh_config_file '" + file +
+                                      "' is not owned by you or root, or is writable by group "
+                                      "or others",
+                                  hint);
+    }
+  }
+  return Status::Ok();
+}
+
 Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
   if (spec.persistent_mode || Extra(spec, "release_allocation") == "false") {
     // The run's steps live in a held allocation: stop the script that makes them (the
@@ -529,6 +557,10 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
   if (remote) {
     Result<SshOptions> options = SshOptionsForSpec(spec);
     if (!options.ok()) return options.status();
+    TRTLLM_RUN_RETURN_IF_ERROR(CheckRecordedSshSettings(
+        options.value(), spec,
+        "cancel reaches the cluster only through SSH settings you control; nothing was "
+        "cancelled: cancel the job with `scancel` on the login node"));
     if (context.slurm_password) options->password = *context.slurm_password;
     Result<std::unique_ptr<SshScenario>> made = MakeSshScenario(options.value());
     if (!made.ok()) return made.status();

@@ -105,6 +105,14 @@ TRTLLM_RUN_API void AddSshConnectionExtras(const CaseRequest& request, JobSpec* 
 // $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
 TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
 
+// OK when the SSH settings a work dir's job_spec.json records may be used by a command the
+// person did not start with them (status, cancel): a work dir may come from someone else.
+// The destination is no option, every ssh option passes the filter an agent's options
+// pass (CheckUntrustedSshOption), and the ssh_config_file is a regular file owned by the
+// caller or root and writable by nobody else. `hint` is the refusal's hint.
+TRTLLM_RUN_API Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec,
+                                               const std::string& hint);
+
 // The job id recorded in a work dir ("" when none). Not checked: see IsSlurmJobId.
 TRTLLM_RUN_API std::string RecordedSlurmJobId(const std::string& work_dir);
 
