@@ -3,6 +3,8 @@
 // tests. The shards are checked against least_duration groups computed by hand.
 #include "stage/stage_plan.h"
 
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -223,6 +225,37 @@ TEST_CASE("plan stage: keys from the target and --match; --test-db skips the tab
   REQUIRE(plan.shards.size() == 1);
   CHECK(Ids(plan.shards[0].tests) ==
         std::vector<std::string>{"accuracy/test_llm_api_pytorch.py::TestD::test_two_gpus"});
+}
+
+// A stage table can hold names of any length (a checkout is anyone's): the error for an
+// unknown stage names its near names escaped and cut, never a whole hostile name.
+TEST_CASE("plan stage: an unknown stage's hint cuts and escapes the table's names", "[stage]") {
+  const fs::path root =
+      fs::temp_directory_path() / ("trtllm_stage_hint_" + std::to_string(::getpid()));
+  fs::create_directories(root / "jenkins");
+  const std::string long_name = "A10-PyTorch-" + std::string(200000, 'x') + "-1";
+  {
+    std::ofstream groovy(root / "jenkins" / "L0_Test.groovy");
+    groovy << "def launchTestJobs(pipeline, testFilter)\n{\n    x86TestConfigs = [\n"
+           << "        \"" << long_name << "\": [\"a10\", \"l0_a10\", 1, 1],\n"
+           << "        \"A10-Evil\u001b[31m-1\": [\"a10\", \"l0_a10\", 1, 1],\n"
+           << "    ]\n}\n";
+  }
+  StageRequest request;
+  request.repo_root = root.string();
+  request.stage = "PyTorch";
+  std::string error = PlanError(request);
+  CHECK_THAT(error, Catch::Contains("did you mean: A10-PyTorch-xxx"));
+  CHECK_THAT(error, Catch::Contains("... (200014 bytes)"));
+  CHECK(error.size() < 2000);
+  request.stage = "Evil";
+  error = PlanError(request);
+  CHECK(error.find('\x1b') == std::string::npos);
+  request.stage = std::string(5000, 'y') + "\x1b";  // the name asked for is cut too
+  error = PlanError(request);
+  CHECK(error.size() < 2000);
+  CHECK(error.find('\x1b') == std::string::npos);
+  fs::remove_all(root);
 }
 
 TEST_CASE("plan stage: bad input is exit 2 naming what and the near names", "[stage]") {

@@ -3,7 +3,6 @@
 #include "stage/stage_plan.h"
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -19,6 +18,15 @@
 
 namespace trtllm_run {
 namespace {
+
+// A stage name as an error shows it: control characters escaped, and at most
+// kHintNameBytes of it (a table, or the name asked for, may hold names of any length).
+constexpr std::size_t kHintNameBytes = 120;
+std::string NameForHint(const std::string& name) {
+  if (name.size() <= kHintNameBytes) return EscapeControl(name);
+  return EscapeControl(name.substr(0, kHintNameBytes)) + "... (" + std::to_string(name.size()) +
+         " bytes)";
+}
 
 namespace fs = std::filesystem;
 
@@ -99,26 +107,23 @@ Result<std::vector<StageEntry>> FindStage(const std::vector<StageEntry>& table,
   for (const StageEntry& entry : table) names.push_back(entry.name);
   std::vector<std::string> near;
   if (std::string closest = ClosestName(stage, names); !closest.empty()) near.push_back(closest);
-  std::string lower_stage = stage;
-  std::transform(lower_stage.begin(), lower_stage.end(), lower_stage.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower_stage = AsciiLower(stage);
   for (const std::string& name : names) {
-    std::string lower = name;
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (near.size() < 5 && !lower_stage.empty() && lower.find(lower_stage) != std::string::npos &&
+    if (near.size() < 5 && !lower_stage.empty() &&
+        AsciiLower(name).find(lower_stage) != std::string::npos &&
         std::find(near.begin(), near.end(), name) == near.end()) {
       near.push_back(name);
     }
   }
   std::string hint;
-  for (const std::string& name : near) hint += (hint.empty() ? "" : ", ") + name;
+  for (const std::string& name : near) hint += (hint.empty() ? "" : ", ") + NameForHint(name);
   return Status::InvalidInput(
-      "unknown stage '" + EscapeControl(stage) + "': " + origin + " has no stage of that name " +
+      "unknown stage '" + NameForHint(stage) + "': " + origin + " has no stage of that name " +
           "nor a family of its splits (" + std::to_string(table.size()) + " stages read)",
-      near.empty() ? "give a stage name of the table, e.g. " +
-                         (names.empty() ? std::string("DGX_B200-4_GPUs-PyTorch-1") : names[0])
-                   : "did you mean: " + hint);
+      near.empty()
+          ? "give a stage name of the table, e.g. " +
+                (names.empty() ? std::string("DGX_B200-4_GPUs-PyTorch-1") : NameForHint(names[0]))
+          : "did you mean: " + hint);
 }
 
 struct Waive {
@@ -295,10 +300,7 @@ Result<StagePlan> PlanStage(const StageRequest& request) {
     origins["gpu"] = gpu_origin.empty() ? "the target" : gpu_origin;
   } else if (!request.stage.empty() && !request.match.count("gpu")) {
     if (!name_gave_gpu) {
-      std::string gpu = StageGpuSegment(request.stage);
-      std::transform(gpu.begin(), gpu.end(), gpu.begin(),
-                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      keys["gpu"] = gpu;
+      keys["gpu"] = AsciiLower(StageGpuSegment(request.stage));
       origins["gpu"] = "stage name's GPU segment";
     }
     from_name.push_back("gpu=" + keys["gpu"]);

@@ -375,10 +375,7 @@ std::map<std::string, std::string> MatchKeysFromStageName(std::string_view name)
       std::size_t gpu_start = gpu_end;
       while (gpu_start > 0 && name[gpu_start - 1] != '-') --gpu_start;
       if (gpu_start < gpu_end) {
-        std::string gpu(name.substr(gpu_start, gpu_end - gpu_start));
-        std::transform(gpu.begin(), gpu.end(), gpu.begin(),
-                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-        keys["gpu"] = gpu;
+        keys["gpu"] = AsciiLower(name.substr(gpu_start, gpu_end - gpu_start));
         keys["system_gpu_count"] = std::string(name.substr(digits, at - digits));
         break;
       }

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "trtllm_run/sdk/text.h"
+
 namespace trtllm_run {
 namespace {
 
@@ -22,12 +24,6 @@ std::vector<std::string> Elements(std::string_view gres) {
     }
   }
   return elements;
-}
-
-std::string Lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 std::string Plural(long count, const std::string& noun) {
@@ -67,7 +63,7 @@ StageTargetKeys StageKeysFromPartition(const StagePartitionFacts& partition, int
   }
   const std::string gres = "GRES " + partition.gres;
   if (!gpu->type.empty()) {
-    keys.gpu = Lower(gpu->type);
+    keys.gpu = AsciiLower(gpu->type);
     keys.gpu_origin = gres + " of " + where;
   } else {
     keys.warnings.push_back(where + "'s " + gres +
