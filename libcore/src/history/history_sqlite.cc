@@ -198,6 +198,23 @@ Status SqliteStore::Record(const CaseRecord& record) {
   return Status::Ok();
 }
 
+// One row of the outcome queries of Outcomes, whose columns are, in order: recorded_at,
+// commit, branch, outcome, attempt, duration, signature, work_dir, stage, shard.
+OutcomeRow ReadOutcomeRow(Statement& query) {
+  OutcomeRow row;
+  row.recorded_at = query.ColumnText(0);
+  row.commit = query.ColumnText(1);
+  row.branch = query.ColumnText(2);
+  row.outcome = query.ColumnText(3);
+  row.attempt = static_cast<int>(query.ColumnInt(4));
+  row.duration_seconds = query.ColumnReal(5);
+  row.signature = query.ColumnText(6);
+  row.work_dir = query.ColumnText(7);
+  row.stage = query.ColumnText(8);
+  row.shard = static_cast<int>(query.ColumnInt(9));
+  return row;
+}
+
 Result<std::vector<OutcomeRow>> SqliteStore::Outcomes(const std::string& name, int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<OutcomeRow> rows;
@@ -212,18 +229,7 @@ Result<std::vector<OutcomeRow>> SqliteStore::Outcomes(const std::string& name, i
     query.Int(2, limit > 0 ? limit : -1);
     int rc;
     while ((rc = query.Step()) == SQLITE_ROW) {
-      OutcomeRow row;
-      row.recorded_at = query.ColumnText(0);
-      row.commit = query.ColumnText(1);
-      row.branch = query.ColumnText(2);
-      row.outcome = query.ColumnText(3);
-      row.attempt = static_cast<int>(query.ColumnInt(4));
-      row.duration_seconds = query.ColumnReal(5);
-      row.signature = query.ColumnText(6);
-      row.work_dir = query.ColumnText(7);
-      row.stage = query.ColumnText(8);
-      row.shard = static_cast<int>(query.ColumnInt(9));
-      rows.push_back(std::move(row));
+      rows.push_back(ReadOutcomeRow(query));
     }
     if (rc != SQLITE_DONE) return Error("reading a test's outcomes");
   }
@@ -237,18 +243,7 @@ Result<std::vector<OutcomeRow>> SqliteStore::Outcomes(const std::string& name, i
   query.Int(2, limit > 0 ? limit : -1);
   int rc;
   while ((rc = query.Step()) == SQLITE_ROW) {
-    OutcomeRow row;
-    row.recorded_at = query.ColumnText(0);
-    row.commit = query.ColumnText(1);
-    row.branch = query.ColumnText(2);
-    row.outcome = query.ColumnText(3);
-    row.attempt = static_cast<int>(query.ColumnInt(4));
-    row.duration_seconds = query.ColumnReal(5);
-    row.signature = query.ColumnText(6);
-    row.work_dir = query.ColumnText(7);
-    row.stage = query.ColumnText(8);
-    row.shard = static_cast<int>(query.ColumnInt(9));
-    rows.push_back(std::move(row));
+    rows.push_back(ReadOutcomeRow(query));
   }
   if (rc != SQLITE_DONE) return Error("reading a case's verdicts");
   return rows;

@@ -6,24 +6,12 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "model/slurm_time.h"
 #include "slurm/client/slurm_records.h"
 #include "slurm/probe/slurm_probe.h"
 
 namespace trtllm_run::internal {
 namespace {
-
-// A duration as Slurm writes it: HH:MM:SS, or D-HH:MM:SS from a day on.
-std::string SlurmTimeText(int seconds) {
-  char text[32];
-  int days = seconds / 86400, rest = seconds % 86400;
-  if (days > 0) {
-    std::snprintf(text, sizeof(text), "%d-%02d:%02d:%02d", days, rest / 3600, rest / 60 % 60,
-                  rest % 60);
-  } else {
-    std::snprintf(text, sizeof(text), "%02d:%02d:%02d", rest / 3600, rest / 60 % 60, rest % 60);
-  }
-  return text;
-}
 
 // A partition's MaxTime in seconds; nullopt for infinite (or not known).
 std::optional<int> MaxTimeSeconds(const SlurmPartition& partition) {
@@ -185,15 +173,15 @@ Status CheckTimeLimit(const CaseRequest& request, ResolvedSlurmJob* job) {
       plan.monitor_timeout_seconds > *seconds) {
     // The workflow's own limit (a test's TIMEOUT (N) plus the install step) is above the
     // default time limit: the job gets that long (a partition's MaxTime still caps it).
-    job->notes.push_back("time_limit " + SlurmTimeText(plan.monitor_timeout_seconds) +
+    job->notes.push_back("time_limit " + FormatSlurmTime(plan.monitor_timeout_seconds) +
                          ": the job's monitor_timeout, above the default " + job->time_limit +
                          " (give --time-limit to choose)");
-    job->time_limit = SlurmTimeText(plan.monitor_timeout_seconds);
+    job->time_limit = FormatSlurmTime(plan.monitor_timeout_seconds);
     seconds = plan.monitor_timeout_seconds;
   }
   if (tightest != nullptr) {
     const int max = *MaxTimeSeconds(*tightest);
-    const std::string max_text = SlurmTimeText(max);
+    const std::string max_text = FormatSlurmTime(max);
     if (!seconds || *seconds > max) {
       if (request.time_limit) {
         const std::optional<int> wanted = seconds;
@@ -220,14 +208,14 @@ Status CheckTimeLimit(const CaseRequest& request, ResolvedSlurmJob* job) {
   }
   if (seconds && plan.monitor_timeout_seconds > *seconds) {
     job->notes.push_back(
-        "note: monitor_timeout " + SlurmTimeText(plan.monitor_timeout_seconds) +
+        "note: monitor_timeout " + FormatSlurmTime(plan.monitor_timeout_seconds) +
         (request.monitor_timeout ? " (--monitor-timeout)" : " (default)") +
-        " is longer than the job's time limit " + SlurmTimeText(*seconds) +
+        " is longer than the job's time limit " + FormatSlurmTime(*seconds) +
         (request.time_limit ? " (--time-limit)" : "") +
         ": once the job runs, Slurm ends it at its time limit (TIMEOUT); the rest of "
         "monitor_timeout, which counts from submission, only covers the wait in the queue. "
         "Give --time-limit " +
-        SlurmTimeText(plan.monitor_timeout_seconds) + " to let it run that long");
+        FormatSlurmTime(plan.monitor_timeout_seconds) + " to let it run that long");
   }
   return Status::Ok();
 }
