@@ -42,6 +42,7 @@ int ListMain(int argc, char** argv);
 int LogsMain(int argc, char** argv);
 int StageMain(int argc, char** argv);
 int HistoryMain(int argc, char** argv);
+int PerfMain(int argc, char** argv);
 
 // The directory of a `run --cases` run (cases_dir.h) for status / attach / cancel, and
 // `plan --cases FILE` (cmd_cases.cc).
@@ -142,6 +143,13 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
 std::string Positional(const po::variables_map& vm);
 // Every positional argument (at most CommandUsage::max_positionals).
 std::vector<std::string> Positionals(const po::variables_map& vm);
+
+// --perf-gate MODE and --perf-baseline FILE (perf_flags.cc): run takes them.
+po::options_description PerfGateOptions();
+// The perf gate of a run (RunOptions::finalize) from those flags, recording in `store`
+// (may be null). kInvalidInput for a bad mode or baseline file: check before running.
+Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
+                                                      history::HistoryStore* store);
 
 // --history STORE and --no-history (history_flags.cc): run, stage and history take them.
 po::options_description HistoryOptions();

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "history/history_record.h"
 #include "history/history_store.h"
+#include "perf/perf_case.h"
 #include "runtime/cases_dir.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/report.h"
@@ -64,6 +65,9 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
   }
   // Each case is recorded at its verdict, in its own transaction.
   std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
+  Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store.get());
+  if (!perf_gate.ok()) return Fail("run", perf_gate.status());
+  options.finalize = perf_gate.value();
   if (store) {
     options.on_verdict = [&store](const CaseOutcome& outcome) {
       RecordInHistory("run", store.get(),
@@ -118,6 +122,7 @@ int RunMain(int argc, char** argv) {
       .add(run_options)
       .add(cases_options)
       .add(HistoryOptions())
+      .add(PerfGateOptions())
       .add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("run", argc, argv, visible, &vm)) return *done;
@@ -130,6 +135,9 @@ int RunMain(int argc, char** argv) {
   Result<int> kill_grace_flag = KillGraceFlag(vm);
   if (!kill_grace_flag.ok()) return Fail("run", kill_grace_flag.status());
   const int kill_grace = kill_grace_flag.value();
+  if (Status mode = perf::CheckGateMode(vm["perf-gate"].as<std::string>()); !mode.ok()) {
+    return UsageError("run", mode.message(), mode.hint());
+  }
   if (vm.count("cases") || vm.count("rerun-failed")) {
     return RunCasesMain(vm, request.value(), kill_grace);
   }
@@ -142,6 +150,9 @@ int RunMain(int argc, char** argv) {
     return UsageError("run",
                       "--max-parallel, --max-parallel-local and --run-dir need --cases FILE");
   }
+  // The baseline file is read before anything runs: a bad one is exit 2, nothing started.
+  Result<std::function<void(RunResult*)>> perf_check = PerfFinalizer(vm, nullptr);
+  if (!perf_check.ok()) return Fail("run", perf_check.status());
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("run", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -149,9 +160,12 @@ int RunMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
+  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
+  Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store.get());
+  if (!perf_gate.ok()) return Fail("run", perf_gate.status());
+  options.finalize = perf_gate.value();
   Result<RunResult> result = runtime.value()->Run(request.value(), options);
   if (!result.ok()) return Fail("run", result.status());
-  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
   RecordInHistory("run", store.get(), history::CaseRecordOf(result.value(), "run", ""));
   return ReportResult("run", vm, result.value());
 }

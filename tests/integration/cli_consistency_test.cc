@@ -312,7 +312,7 @@ TEST_CASE("cli: a missing input file is exit 2 naming the file and the flag", "[
 
 TEST_CASE("cli: --json on every subcommand, an error object on bad input", "[cli]") {
   for (const char* subcommand : {"run", "plan", "exec", "status", "attach", "cancel", "release",
-                                 "env", "plugins", "stage"}) {
+                                 "env", "plugins", "stage", "perf"}) {
     DYNAMIC_SECTION(subcommand) {
       CliRun run = Cli({subcommand, "--json", "--no-such-flag"});
       INFO(run.Describe());

@@ -59,7 +59,7 @@ TEST_CASE("cli docs: the man page holds every subcommand's flags and renders", "
   REQUIRE(man.exit_code == 0);
   CHECK(man.stdout_text.find(".TH TRTLLM\\-RUN 1") != std::string::npos);
   for (const char* subcommand :
-       {"run", "plan", "env", "status", "cancel", "release", "history", "stage"}) {
+       {"run", "plan", "env", "status", "cancel", "release", "history", "stage", "perf"}) {
     CHECK_THAT(man.stdout_text, Catch::Contains(std::string(".SS \"") + subcommand + "\""));
     for (const std::string& flag : HelpFlags(subcommand)) {
       INFO(subcommand << " " << flag);

@@ -127,16 +127,17 @@ TEST_CASE("history store: the migration runner takes an older store to the newes
     REQUIRE(v1.ok());
     REQUIRE(v1.value()->Record(SampleCase("old", "PASSED")).ok());
   }
-  REQUIRE(SqliteSchemaVersion(path).value() == 1);
-  // A newer trtllm-run's migrations: v1, then a v2 step.
+  const int current = SqliteMigrations().back().version;
+  REQUIRE(SqliteSchemaVersion(path).value() == current);
+  // A newer trtllm-run's migrations: ours, then one more step.
   std::vector<Migration> newer = SqliteMigrations();
-  newer.push_back({2, "ALTER TABLE cases ADD COLUMN extra TEXT NOT NULL DEFAULT 'v2'"});
+  newer.push_back({current + 1, "ALTER TABLE cases ADD COLUMN extra TEXT NOT NULL DEFAULT 'v2'"});
   {
     Result<std::unique_ptr<HistoryStore>> v2 = OpenSqliteStore(path, newer);
     REQUIRE(v2.ok());
     REQUIRE(v2.value()->Record(SampleCase("new", "FAILED")).ok());
   }
-  CHECK(SqliteSchemaVersion(path).value() == 2);
+  CHECK(SqliteSchemaVersion(path).value() == current + 1);
   CHECK(QueryText(path, "SELECT group_concat(name || ':' || extra, ',') FROM cases") ==
         "old:v2,new:v2");
   // Opened again by the newer code: nothing to do, nothing lost.
@@ -148,7 +149,8 @@ TEST_CASE("history store: the migration runner takes an older store to the newes
   REQUIRE_FALSE(old.ok());
   CHECK(old.status().code() == StatusCode::kInvalidInput);
   CHECK_THAT(old.status().message(), Catch::Contains(path));
-  CHECK_THAT(old.status().message(), Catch::Contains("schema is version 2, newer than"));
+  CHECK_THAT(old.status().message(),
+             Catch::Contains("schema is version " + std::to_string(current + 1) + ", newer than"));
 
   // A version-0 store (an empty SQLite database, as `sqlite3 FILE 'VACUUM'` leaves).
   const std::string empty = dir / "empty.sqlite";
@@ -159,7 +161,7 @@ TEST_CASE("history store: the migration runner takes an older store to the newes
   sqlite3_close(db);
   CHECK(SqliteSchemaVersion(empty).value() == 0);
   REQUIRE(OpenSqliteStore(empty).ok());
-  CHECK(SqliteSchemaVersion(empty).value() == 1);
+  CHECK(SqliteSchemaVersion(empty).value() == current);
 }
 
 TEST_CASE("history store: a file that is not SQLite, a directory, refused with the path",

@@ -100,6 +100,24 @@ const char kProbeSchema[] = R"({
   "required": ["target", "exit_status", "errors", "slurm_env", "saved_to"]
 })";
 
+const char kPerfCompareSchema[] = R"({
+  "type": "object",
+  "properties": {
+    "a": {"type": "string"},
+    "b": {"type": "string"},
+    "rows": {"type": "array", "items": {"type": "object", "properties": {
+      "metric": {"type": "string"},
+      "unit": {"type": "string"},
+      "direction": {"type": "string", "enum": ["maximize", "minimize"]},
+      "a": {"type": ["number", "null"]},
+      "b": {"type": ["number", "null"]},
+      "change": {"type": ["number", "null"], "description": "(b - a) / a"},
+      "verdict": {"type": "string", "description": "better, worse, same, only in A, only in B"}
+    }, "required": ["metric", "unit", "direction", "a", "b", "change", "verdict"]}}
+  },
+  "required": ["a", "b", "rows"]
+})";
+
 struct ToolText {
   const char* name;
   const char* title;
@@ -165,6 +183,14 @@ const ToolText kTools[] = {
      R"({"repo_root": {"type": "string", "description": "The TensorRT-LLM checkout (default: the git top level above the server's directory)."},
          "limit": {"type": "integer", "minimum": 1, "maximum": 200, "description": "At most this many (default 20)."}})",
      "[]", kListSchema, false, true, false, true, false},
+    {"perf_compare", "Compare two runs' perf",
+     "The perf metrics of two finished perf cases (trtllm-bench, perf-sanity) side by side, "
+     "as `trtllm-run perf compare RUN_A RUN_B`: each metric's value in A and B, the change "
+     "(b - a) / a and whether B is better or worse by the metric's direction (throughput up, "
+     "latency down). From result.json's perf section, else the logs. Returns at once.",
+     R"({"run_a": {"type": "string", "description": "The first work dir (a handle run_case returned)."},
+         "run_b": {"type": "string", "description": "The second work dir."}})",
+     R"(["run_a", "run_b"])", kPerfCompareSchema, false, true, false, true, false},
     {"probe_slurm", "Probe a Slurm cluster",
      "The one-pass Slurm probe (slurm_env.json: partitions, GPUs, accounts, access) of this "
      "host or of a login node over SSH, as `trtllm-run env`. SSH never prompts: use key or "

@@ -183,7 +183,7 @@ ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallConte
       {"plan_case", "plan"},   {"run_case", "run"},       {"run_cases", "run"},
       {"wait_case", "attach"}, {"case_status", "status"}, {"cancel_case", "cancel"},
       {"case_log", "status"},  {"list_cases", "status"},  {"probe_slurm", "env"},
-      {"run_stage", "stage"}};
+      {"run_stage", "stage"},  {"perf_compare", "perf"}};
   std::string cli = "mcp";
   for (const auto& [name, subcommand] : kCli) {
     if (tool == name) cli = subcommand;
@@ -200,6 +200,7 @@ ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallConte
   if (tool == "case_log") return CaseLog(arguments);
   if (tool == "list_cases") return ListCasesTool(arguments);
   if (tool == "probe_slurm") return ProbeSlurm(arguments);
+  if (tool == "perf_compare") return PerfCompare(arguments);
   return ToolError(cli, Status::InvalidInput("unknown tool '" + std::string(tool) + "'"));
 }
 

@@ -68,6 +68,7 @@ class Tools {
   ToolOutcome CaseStatus(const Value& args);
   ToolOutcome CancelCase(const Value& args, CallContext& context);
   ToolOutcome CaseLog(const Value& args);
+  ToolOutcome PerfCompare(const Value& args);
   ToolOutcome ListCasesTool(const Value& args);
   ToolOutcome ProbeSlurm(const Value& args);
 

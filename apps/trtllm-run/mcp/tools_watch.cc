@@ -10,6 +10,7 @@
 
 #include "case_state.h"
 #include "model/trust.h"
+#include "perf/perf_compare.h"
 #include "tools.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
@@ -196,6 +197,20 @@ ToolOutcome Tools::CaseLog(const Value& args) {
                        " of " + state->log_file +
                        (read.ok() ? "" : " (" + read.status().message() + ")") + ":\n";
   return ToolResult(std::move(doc), header + chunk.text);
+}
+
+ToolOutcome Tools::PerfCompare(const Value& args) {
+  Result<perf::Comparison> comparison =
+      perf::CompareWorkDirs(StringArg(args, "run_a"), StringArg(args, "run_b"));
+  if (!comparison.ok()) {
+    const Status& status = comparison.status();
+    return ToolError("perf", status.code() == StatusCode::kNotFound
+                                 ? Status::InvalidInput(status.message(), status.hint())
+                                 : status);
+  }
+  Document doc;
+  doc.Parse(perf::ComparisonJson(comparison.value()).c_str());
+  return ToolResult(std::move(doc), perf::FormatComparison(comparison.value()));
 }
 
 ToolOutcome Tools::ListCasesTool(const Value& args) {

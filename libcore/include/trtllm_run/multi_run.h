@@ -82,6 +82,8 @@ struct MultiRunOptions {
   // Called once per case as soon as its verdict is known, on the case's own thread (so
   // possibly on several threads at once); the CLI records the case in the history here.
   std::function<void(const CaseOutcome&)> on_verdict;
+  // RunOptions::finalize of every case (the perf gate), on the case's own thread.
+  std::function<void(RunResult*)> finalize;
 };
 
 // A case's verdict in a multi-case run.

@@ -70,6 +70,44 @@ struct TestCaseOutcome {
   }
 };
 
+// The perf section of result.json (docs/perf.md, docs/result-schema.md "perf"): the
+// metrics a perf case's log printed, its CI match key, and the gate's verdict.
+struct PerfMetric {
+  std::string name;  // "total_token_throughput"; "<name>#<k>" for the k-th block (k >= 2)
+  double value = 0;
+  std::string unit;      // "tok/s", "ms", "req/s", ""
+  bool maximize = true;  // direction: larger is better (throughput) or smaller (latency)
+  bool gated = false;    // checked by --perf-gate
+};
+
+// One row of the gate's table: a metric with a baseline.
+struct PerfGateRow {
+  std::string metric;
+  double new_value = 0;
+  double baseline = 0;
+  double threshold = 0;  // fraction: 0.05 is 5 %
+  double change = 0;     // (new - baseline) / baseline, signed as measured (-0.12: 12 % lower)
+  bool gated = false;
+  bool regressed = false;  // a gated metric beyond baseline * (1 -/+ threshold)
+};
+
+struct PerfGate {
+  std::string mode;             // "pre-merge", "post-merge", "warn", "off"
+  bool regressed = false;       // some gated metric regressed
+  bool exempt = false;          // pre-merge: the latest post-merge point misses the gate too
+  std::string baseline_source;  // "history <store>" or "file <path>"; "" when none
+  std::vector<PerfGateRow> rows;
+  std::vector<std::string> notes;  // why there is no baseline, why exempt, ...
+};
+
+struct PerfSection {
+  std::vector<PerfMetric> metrics;
+  std::map<std::string, std::string> match_key;  // model, gpu_type, tp, pp, ep, ...
+  std::optional<PerfGate> gate;                  // absent: no gate was asked for
+  // Per metric, the (recorded_at, value) points the baseline was computed from.
+  std::map<std::string, std::vector<std::pair<std::string, double>>> history;
+};
+
 struct RunResult {
   RunStatus status = RunStatus::kError;
   std::string reason;            // one line: why this verdict (the evidence)
@@ -102,6 +140,9 @@ struct RunResult {
 
   // Scheduler or executor details (job id, container name, ...), reported as-is.
   std::map<std::string, std::string> details;
+
+  // Set for a perf case (bench, perf-sanity) whose log was read for metrics.
+  std::optional<PerfSection> perf;
 };
 
 // The CLI exit code for a result (PASSED 0 ... OUT_OF_MEMORY 7, SKIPPED 8, user interrupt 130).

@@ -48,6 +48,9 @@ struct RunOptions {
   // case's scenario. Not owned.
   ExecutorSession* session = nullptr;
   std::function<void()> job_ending;  // ExecContext::job_ending
+  // When set: called with the verdict after diagnosis and before result.json is written
+  // (the perf gate: perf/perf_case.h). It may change the verdict, within the status set.
+  std::function<void(RunResult*)> finalize;
 };
 
 // A case planned but not started: everything validated, nothing written.

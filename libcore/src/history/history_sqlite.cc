@@ -64,6 +64,22 @@ CREATE INDEX tests_case ON tests(case_id);
 CREATE INDEX tests_counts ON tests(node_id, commit_sha, outcome, attempt, recorded_at);
 )sql";
 
+// v2: the perf metrics of every perf case (docs/perf.md), read per match key and time.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE perf_points(
+  id INTEGER PRIMARY KEY,
+  recorded_at TEXT NOT NULL,
+  match_key TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  value REAL NOT NULL,
+  pre_merge INTEGER NOT NULL,
+  commit_sha TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  work_dir TEXT NOT NULL
+);
+CREATE INDEX perf_points_key ON perf_points(match_key, recorded_at);
+)sql";
+
 // tests_counts covers CountsByCommit (`history flaky`): its GROUP BY reads the index in
 // order, never the table (100,000 rows: 0.5 s -> 0.07 s here).
 
@@ -118,6 +134,9 @@ class SqliteStore : public HistoryStore {
   Result<std::map<std::string, double>> MeanDurations() override;
   Result<std::int64_t> Prune(const std::string& before) override;
   Result<std::pair<std::int64_t, std::int64_t>> RowCounts() override;
+  Status RecordPerf(const std::vector<PerfPointRecord>& points) override;
+  Result<std::vector<PerfPointRecord>> PerfPoints(const std::string& match_key,
+                                                  const std::string& since) override;
 
  private:
   Status Error(const std::string& what) const {
@@ -306,11 +325,18 @@ Result<std::int64_t> SqliteStore::Prune(const std::string& before) {
     tests.Text(1, before);
     if (tests.Step() != SQLITE_DONE) return rollback(Error("pruning tests"));
   }
-  Statement cases(db_, "DELETE FROM cases WHERE recorded_at < ?");
-  if (!cases.ok()) return rollback(Error("preparing the prune"));
-  cases.Text(1, before);
-  if (cases.Step() != SQLITE_DONE) return rollback(Error("pruning cases"));
-  const std::int64_t removed = sqlite3_changes(db_);
+  std::int64_t removed = 0;
+  {
+    Statement cases(db_, "DELETE FROM cases WHERE recorded_at < ?");
+    if (!cases.ok()) return rollback(Error("preparing the prune"));
+    cases.Text(1, before);
+    if (cases.Step() != SQLITE_DONE) return rollback(Error("pruning cases"));
+    removed = sqlite3_changes(db_);
+  }
+  Statement perf(db_, "DELETE FROM perf_points WHERE recorded_at < ?");
+  if (!perf.ok()) return rollback(Error("preparing the prune"));
+  perf.Text(1, before);
+  if (perf.Step() != SQLITE_DONE) return rollback(Error("pruning perf points"));
   Status committed = Exec("COMMIT", "committing the prune");
   if (!committed.ok()) return rollback(committed);
   return removed;
@@ -321,6 +347,66 @@ Result<std::pair<std::int64_t, std::int64_t>> SqliteStore::RowCounts() {
   Statement query(db_, "SELECT (SELECT COUNT(*) FROM cases), (SELECT COUNT(*) FROM tests)");
   if (!query.ok() || query.Step() != SQLITE_ROW) return Error("counting rows");
   return std::make_pair(query.ColumnInt(0), query.ColumnInt(1));
+}
+
+Status SqliteStore::RecordPerf(const std::vector<PerfPointRecord>& points) {
+  if (points.empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string now = NowIso8601();
+  TRTLLM_RUN_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "starting a write"));
+  auto rollback = [&](Status status) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    return status;
+  };
+  {
+    Statement insert(db_,
+                     "INSERT INTO perf_points(recorded_at, match_key, metric, value, pre_merge, "
+                     "commit_sha, branch, work_dir) VALUES(?,?,?,?,?,?,?,?)");
+    if (!insert.ok()) return rollback(Error("preparing the perf insert"));
+    for (const PerfPointRecord& point : points) {
+      sqlite3_reset(insert.get());
+      insert.Text(1, point.recorded_at.empty() ? now : point.recorded_at);
+      insert.Text(2, point.match_key);
+      insert.Text(3, point.metric);
+      insert.Real(4, point.value);
+      insert.Int(5, point.pre_merge ? 1 : 0);
+      insert.Text(6, point.commit);
+      insert.Text(7, point.branch);
+      insert.Text(8, point.work_dir);
+      if (insert.Step() != SQLITE_DONE) return rollback(Error("recording a perf point"));
+    }
+  }
+  Status committed = Exec("COMMIT", "committing the perf points");
+  if (!committed.ok()) return rollback(committed);
+  return Status::Ok();
+}
+
+Result<std::vector<PerfPointRecord>> SqliteStore::PerfPoints(const std::string& match_key,
+                                                             const std::string& since) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement query(db_,
+                  "SELECT recorded_at, match_key, metric, value, pre_merge, commit_sha, branch, "
+                  "work_dir FROM perf_points WHERE match_key = ? AND recorded_at >= ? "
+                  "ORDER BY recorded_at, id");
+  if (!query.ok()) return Error("preparing the perf query");
+  query.Text(1, match_key);
+  query.Text(2, since);
+  std::vector<PerfPointRecord> points;
+  int rc;
+  while ((rc = query.Step()) == SQLITE_ROW) {
+    PerfPointRecord point;
+    point.recorded_at = query.ColumnText(0);
+    point.match_key = query.ColumnText(1);
+    point.metric = query.ColumnText(2);
+    point.value = query.ColumnReal(3).value_or(0);
+    point.pre_merge = query.ColumnInt(4) != 0;
+    point.commit = query.ColumnText(5);
+    point.branch = query.ColumnText(6);
+    point.work_dir = query.ColumnText(7);
+    points.push_back(std::move(point));
+  }
+  if (rc != SQLITE_DONE) return Error("reading perf points");
+  return points;
 }
 
 // The version in schema_version; 0 when the table is empty or absent.
@@ -396,7 +482,7 @@ Status Migrate(sqlite3* db, const std::string& path, const std::vector<Migration
 }  // namespace
 
 const std::vector<Migration>& SqliteMigrations() {
-  static const std::vector<Migration> migrations = {{1, kSchemaV1}};
+  static const std::vector<Migration> migrations = {{1, kSchemaV1}, {2, kSchemaV2}};
   return migrations;
 }
 

@@ -80,6 +80,19 @@ struct CommitCounts {
   std::string last_at;  // the newest of these outcomes
 };
 
+// One perf metric value of one measurement (docs/perf.md): `match_key` is the case's CI
+// match key in canonical text (perf::MatchKeyText), `metric` the metric's name.
+struct PerfPointRecord {
+  std::string recorded_at;  // ISO 8601 UTC; set by RecordPerf when empty
+  std::string match_key;
+  std::string metric;
+  double value = 0;
+  bool pre_merge = false;  // measured with --perf-gate pre-merge: not baseline data
+  std::string commit;
+  std::string branch;
+  std::string work_dir;
+};
+
 // The store. Every method is safe to call from several threads of one process (calls are
 // serialized), and several processes may use one store at once: writers wait for each
 // other up to the busy timeout, readers never wait for writers.
@@ -99,6 +112,14 @@ class TRTLLM_RUN_API HistoryStore {
   virtual Result<std::map<std::string, double>> MeanDurations() = 0;
   // Deletes the cases (and their tests) recorded before `before` (ISO 8601); how many.
   virtual Result<std::int64_t> Prune(const std::string& before) = 0;
+  // Writes the perf points of one measurement in one transaction: all of them or none.
+  virtual Status RecordPerf(const std::vector<PerfPointRecord>& points) = 0;
+  // The perf points of `match_key` recorded at or after `since` (ISO 8601; "": all), every
+  // metric, oldest first (recorded_at, then insertion order). Plain SQL:
+  //   SELECT ... FROM perf_points WHERE match_key = ? AND recorded_at >= ?
+  //   ORDER BY recorded_at, id
+  virtual Result<std::vector<PerfPointRecord>> PerfPoints(const std::string& match_key,
+                                                          const std::string& since) = 0;
   // The number of case and test rows (for tests and `history` summaries).
   virtual Result<std::pair<std::int64_t, std::int64_t>> RowCounts() = 0;
 };

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "model/json_util.h"
+#include "model/result_perf.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
@@ -282,6 +283,10 @@ std::string ResultToJson(const RunResult& result) {
     w.EndObject();
   }
   w.EndArray();
+  if (result.perf) {
+    w.Key("perf");
+    WritePerfSection(&w, *result.perf);
+  }
   w.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
 }
@@ -331,6 +336,11 @@ Result<RunResult> ResultFromJson(const std::string& text, const std::string& ori
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetUint64("log_bytes_read", &result.log_bytes_read));
   TRTLLM_RUN_RETURN_IF_ERROR(r.GetStringMap("details", &result.details));
   TRTLLM_RUN_RETURN_IF_ERROR(ReadTests(doc, origin, &result));
+  if (doc.HasMember("perf") && !doc["perf"].IsNull()) {
+    PerfSection perf;
+    TRTLLM_RUN_RETURN_IF_ERROR(ReadPerfSection(doc["perf"], origin, &perf));
+    result.perf = std::move(perf);
+  }
   return result;
 }
 

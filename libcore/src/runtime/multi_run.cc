@@ -391,6 +391,7 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     run_options.progress = &case_progress;
     run_options.cancel = cancel;
     run_options.kill_grace_seconds = options.kill_grace_seconds;
+    run_options.finalize = options.finalize;
     run_options.job_ending = [&, i] {
       std::lock_guard<std::mutex> lock(mu);
       if (states[i] != State::kRunning || place_freed[i]) return;

@@ -625,6 +625,7 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
   if (!list_skip) JudgeWithWorkflow(registry, spec, planned.plan.command, &result);
   ApplyListMarker(spec, &result);
   Diagnose(&result, spec);  // spec 000 "Failure Diagnosis", the same for every executor
+  if (options.finalize && !list_skip) options.finalize(&result);
 
   Status written = WriteResult(result);
   if (!written.ok()) result.errors.push_back(written.ToString());

@@ -23,7 +23,10 @@ assert.ok(BIN && fs.existsSync(BIN), "set TRTLLM_RUN_BIN to the trtllm-run binar
 const repo = fs.mkdtempSync(path.join(os.tmpdir(), "trtllm_mcp_sdk_"));
 const marker = `mcp_sdk_${process.pid}`;
 const EXPECTED_TOOLS = ["plan_case", "run_case", "wait_case", "case_status", "cancel_case",
-                        "case_log", "list_cases", "probe_slurm", "run_cases", "run_stage"];
+                        "case_log", "list_cases", "probe_slurm", "run_cases", "run_stage",
+                        "perf_compare"];
+// SDK_TEST_ONLY=REGEX runs only the steps whose name matches (tools/list always runs).
+const only = process.env.SDK_TEST_ONLY ? new RegExp(process.env.SDK_TEST_ONLY) : null;
 const validator = new AjvJsonSchemaValidator();
 const outputCheck = new Map();
 let failures = 0;
@@ -31,6 +34,7 @@ let failures = 0;
 function log(line) { process.stderr.write(`[sdk test] ${line}\n`); }
 
 async function step(name, body) {
+  if (only && !only.test(name) && !name.startsWith("tools/list")) return;
   const started = Date.now();
   try {
     await body();
@@ -336,6 +340,42 @@ await step("run_stage + cancel_case: a running stage is stopped, its shards' pro
   const inRoot = (pid) => { try { return fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(root); } catch { return false; } };
   const ours = left.stdout.trim().split("\n").filter((pid) => pid && inRoot(pid));
   assert.deepEqual(ours, [], "the cancelled stage left pytest running");
+});
+
+await step("perf_compare: two perf work dirs side by side, bad input a tool error", async () => {
+  // Two finished work dirs as a trtllm-bench case writes them (result.json's perf section).
+  const dirs = ["perf_a", "perf_b", "no_perf"].map((name) => path.join(repo, "work_dirs", name));
+  const metrics = [[{ name: "total_token_throughput", value: 1000.25, unit: "tok/s", direction: "maximize", gated: true },
+                    { name: "mean_ttft", value: 50, unit: "ms", direction: "minimize", gated: false }],
+                   [{ name: "total_token_throughput", value: 850.5, unit: "tok/s", direction: "maximize", gated: true },
+                    { name: "mean_ttft", value: 40, unit: "ms", direction: "minimize", gated: false },
+                    { name: "al", value: 2.5, unit: "tokens", direction: "maximize", gated: true }]];
+  dirs.forEach((dir, i) => {
+    fs.mkdirSync(dir, { recursive: true });
+    const result = { schema_version: 1, status: "PASSED", workflow_type: "bench", work_dir: dir,
+                     log_file: path.join(dir, "missing.log") };
+    if (i < 2) result.perf = { metrics: metrics[i], match_key: { model: "m" } };
+    fs.writeFileSync(path.join(dir, "result.json"), JSON.stringify(result));
+  });
+  const result = await call(client, "perf_compare", { run_a: dirs[0], run_b: dirs[1] });
+  assert.ok(!result.isError, result.content[0].text);
+  const rows = Object.fromEntries(result.structuredContent.rows.map((row) => [row.metric, row]));
+  assert.equal(rows.total_token_throughput.a, 1000.25);
+  assert.equal(rows.total_token_throughput.b, 850.5);
+  assert.ok(Math.abs(rows.total_token_throughput.change - (850.5 / 1000.25 - 1)) < 1e-12);
+  assert.equal(rows.total_token_throughput.verdict, "worse");
+  assert.equal(rows.mean_ttft.verdict, "better");  // lower latency
+  assert.equal(rows.al.verdict, "only in B");
+  assert.equal(rows.al.a, null);
+  assert.match(result.content[0].text, /total_token_throughput \(tok\/s\)/);
+  const cli = spawnSync(BIN, ["perf", "compare", dirs[0], dirs[1], "--json"], { encoding: "utf8" });
+  assert.equal(cli.status, 0, cli.stderr);
+  assert.deepEqual(JSON.parse(cli.stdout), result.structuredContent);
+  const none = await call(client, "perf_compare", { run_a: dirs[0], run_b: dirs[2] });
+  assert.equal(none.isError, true);
+  assert.match(none.content[0].text, /has no perf metrics/);
+  const missing = await call(client, "perf_compare", { run_a: dirs[0] });
+  assert.equal(missing.isError, true);
 });
 
 await step("the server's stdout held JSON-RPC messages only", async () => {

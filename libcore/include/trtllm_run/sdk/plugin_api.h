@@ -25,7 +25,8 @@
 // 10: ExecContext::job_ending.
 // 11: JobDescription scheduler_state, scheduler_reason, problem; LaunchFacts::uses_models_root;
 //     the after_placement hook runs once per case.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 11
+// 12: RunResult::perf (PerfSection: metrics, match key, gate, history); RunOptions::finalize.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 12
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {
