@@ -209,7 +209,8 @@ ToolOutcome Tools::PerfCompare(const Value& args) {
                                  : status);
   }
   Document doc;
-  doc.Parse(perf::ComparisonJson(comparison.value()).c_str());
+  // Full precision: the numbers must read back as the CLI prints them.
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(perf::ComparisonJson(comparison.value()).c_str());
   return ToolResult(std::move(doc), perf::FormatComparison(comparison.value()));
 }
 
