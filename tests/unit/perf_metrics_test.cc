@@ -159,7 +159,8 @@ TEST_CASE("perf metrics: directions, units and the gated defaults follow CI", "[
 
 TEST_CASE("perf metrics: ANSI sequences and carriage returns are what a terminal shows", "[perf]") {
   CHECK(CleanLogLine("\x1b[1;32mok\x1b[0m") == "ok");
-  CHECK(CleanLogLine("a\x1b]0;title\a" "b") == "ab");
+  CHECK(CleanLogLine("a\x1b]0;title\a"
+                     "b") == "ab");
   CHECK(CleanLogLine("old text\rnew") == "new");
   CHECK(CleanLogLine("kept\r\r") == "kept");
   CHECK(CleanLogLine("\x1b") == "");
