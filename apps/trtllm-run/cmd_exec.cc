@@ -21,7 +21,7 @@ int ExecMain(int argc, char** argv) {
       "print result.json on stdout at the end; the job's output then goes to stderr")(
       "junit", po::value<std::string>()->value_name("PATH"),
       "also write the verdict as JUnit XML to PATH");
-  visible.add(HistoryOptions()).add(PluginOptions());
+  visible.add(HistoryOptions()).add(PerfGateOptions()).add(PluginOptions());
   CommandUsage usage;
   usage.positional = "WORK_DIR";
   usage.about =
@@ -41,6 +41,9 @@ int ExecMain(int argc, char** argv) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("exec", writable);
   }
+  // A bad --perf-gate or --perf-baseline is exit 2 before anything runs.
+  Result<std::function<void(RunResult*)>> perf_check = PerfFinalizer(vm, nullptr);
+  if (!perf_check.ok()) return Fail("exec", perf_check.status());
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("exec", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -48,9 +51,12 @@ int ExecMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
+  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("exec", vm);
+  Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store.get());
+  if (!perf_gate.ok()) return Fail("exec", perf_gate.status());
+  options.finalize = perf_gate.value();  // perf metrics (and the gate) as in `run`
   Result<RunResult> result = runtime.value()->ExecuteWorkDir(work_dir, options);
   if (!result.ok()) return Fail("exec", result.status());
-  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("exec", vm);
   RecordInHistory("exec", store.get(), history::CaseRecordOf(result.value(), "run", ""));
   return ReportResult("exec", vm, result.value());
 }
