@@ -59,6 +59,9 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_R
   -DTRTLLM_RUN_BUILD_TESTS=ON -DTRTLLM_RUN_BUILD_BENCH=ON -DTRTLLM_RUN_BUILD_EXAMPLES=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
 
+echo "== Debian package (cpack -G DEB, apt-get install, the example case installed, remove)"
+tests/deb_package.sh "$build_dir"
+
 # The sanitizer stage (on unless TRTLLM_RUN_SANITIZERS=0): the whole suite again, built
 # with clang++ under AddressSanitizer (LeakSanitizer on) + UndefinedBehaviorSanitizer, plus
 # the libFuzzer targets in fuzz/, each fuzzed for TRTLLM_RUN_FUZZ_SECONDS (default 30; ctest
