@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -317,6 +318,22 @@ double EpochNow() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// What one docker CLI call costs on this machine now (the median of three `docker inspect`
+// of a container that does not exist): after the decision the executor makes three (docker
+// stop, inspect, rm), each a Go client start and a daemon round trip, which a loaded machine
+// stretches from ~0.1 s to over a second. A stop that waited for the 30 s grace fails the
+// bound 2 s + 3 calls on any machine.
+double DockerCallSeconds() {
+  std::vector<double> seconds;
+  for (int i = 0; i < 3; ++i) {
+    CliRun call =
+        Tool({"docker", "inspect", "--type", "container", "trtllm-run-no-such-container"});
+    seconds.push_back(call.seconds);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[1];
+}
+
 // The command ends the container as PID 1 would not: `exec sleep` has no SIGTERM handler, and
 // PID 1 ignores such a signal, so before `--init` every stop below waited its 30 s grace.
 TEST_CASE("local_docker: a hang is judged within 2 s of the hang line (30 s grace)", "[docker]") {
@@ -332,8 +349,9 @@ TEST_CASE("local_docker: a hang is judged within 2 s of the hang line (30 s grac
   CHECK(o.run.exit_code == 5);
   CHECK(Str(o.result, "status") == "HANG_DETECTED");
   CHECK_THAT(Str(o.result, "reason"), Catch::Contains("Hang Detected on rank 0"));
-  INFO("verdict " << after_line << " s after the hang line");
-  CHECK(after_line < 2.0);
+  const double call = DockerCallSeconds();
+  INFO("verdict " << after_line << " s after the hang line; one docker call " << call << " s");
+  CHECK(after_line < 2.0 + 3 * call);
   CHECK(Containers(Detail(o.result, "container_name")).empty());
   CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
 }
@@ -354,8 +372,10 @@ TEST_CASE("local_docker: a monitor timeout is judged within 2 s of the timeout (
   CHECK(o.run.exit_code == 4);
   CHECK(Str(o.result, "status") == "TIMEOUT");
   CHECK_THAT(Str(o.result, "reason"), Catch::Contains("docker stop -t 30"));
-  INFO("verdict at most " << after_timeout << " s after the timeout");
-  CHECK(after_timeout < 2.0);
+  const double call = DockerCallSeconds();
+  INFO("verdict at most " << after_timeout << " s after the timeout; one docker call " << call
+                          << " s");
+  CHECK(after_timeout < 2.0 + 3 * call);
   CHECK(Containers(Detail(o.result, "container_name")).empty());
   CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
 }
@@ -371,8 +391,10 @@ TEST_CASE("local_docker: Ctrl-C is judged within 2 s of the signal (30 s grace)"
   REQUIRE(o.run.signal_sent);
   CHECK(o.run.exit_code == 130);
   CHECK(Str(o.result, "status") == "CANCELLED");
-  INFO("verdict " << o.run.seconds - o.run.signal_sent_at << " s after SIGINT");
-  CHECK(o.run.seconds - o.run.signal_sent_at < 2.0);
+  const double call = DockerCallSeconds();
+  INFO("verdict " << o.run.seconds - o.run.signal_sent_at << " s after SIGINT; one docker call "
+                  << call << " s");
+  CHECK(o.run.seconds - o.run.signal_sent_at < 2.0 + 3 * call);
   CHECK(Containers(Detail(o.result, "container_name")).empty());
   CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
 }
