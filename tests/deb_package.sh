@@ -2,7 +2,7 @@
 # The Debian package works as login nodes install tools: `cpack -G DEB` in BUILD_DIR (built),
 # the package's metadata and contents checked, `apt-get install ./trtllm-run_*.deb`, the
 # example case run from the installed files with the build tree hidden (a private mount
-# namespace mounts an empty tmpfs over it, where the kernel allows), then `apt-get remove`.
+# namespace mounts an empty tmpfs over it, where the kernel allows), then `apt-get purge`.
 # Run by tests/run.sh after the plain build; as root, ~20 s.
 #   tests/deb_package.sh BUILD_DIR
 set -euo pipefail
@@ -24,7 +24,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/trtllm_run_deb_test.XXXXXX")
 installed=0
 cleanup() {
   if [[ $installed == 1 ]]; then
-    DEBIAN_FRONTEND=noninteractive apt-get remove -y -q trtllm-run >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get purge -y -q trtllm-run >/dev/null 2>&1 || true
   fi
   rm -rf -- "$TMP"
 }
@@ -108,10 +108,10 @@ log=$(ls "$TMP"/repo/work_dirs/hello_case_*/*.log 2>/dev/null | head -n 1)
 [[ -n $log ]] && grep -q "GREETING=hi there" "$log" || fail "the example's log lacks its output: $log"
 echo "   PASSED (build tree hidden: $hidden)"
 
-echo "== apt-get remove trtllm-run"
-DEBIAN_FRONTEND=noninteractive apt-get remove -y -q trtllm-run >"$TMP/remove.log" 2>&1 ||
-  { cat "$TMP/remove.log" >&2; fail "apt-get remove failed"; }
+echo "== apt-get purge trtllm-run"
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -q trtllm-run >"$TMP/remove.log" 2>&1 ||
+  { cat "$TMP/remove.log" >&2; fail "apt-get purge failed"; }
 installed=0
 [[ ! -e /usr/bin/trtllm-run && ! -e /usr/lib/trtllm-run/plugins ]] ||
-  fail "apt-get remove left /usr/bin/trtllm-run or /usr/lib/trtllm-run/plugins behind"
+  fail "apt-get purge left /usr/bin/trtllm-run or /usr/lib/trtllm-run/plugins behind"
 echo "deb package: OK"
