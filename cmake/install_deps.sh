@@ -14,6 +14,7 @@ packages=(
   python3-pytest-timeout  # tests: a test list's TIMEOUT (N) is pytest-timeout's --timeout
   python3-pandas  # tests: the independent implementation of CI's perf baseline (perf_gate_pandas)
   groff-base bsdextrautils  # tests: the generated man page rendered (nroff -man) and read (col -b)
+  strace time  # tests: what `run` opens (strace) and its peak RSS (GNU time)
   openssh-client  # the SSH scenario (unit tests run a real ssh that fails to connect)
   clang libclang-rt-dev llvm  # sanitizer + libFuzzer build (tests/run.sh), readable ASan stacks
 )

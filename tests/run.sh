@@ -53,8 +53,14 @@ echo "== layout check (no include cycle between the areas of libcore/src)"
 python3 tests/check_layout.py
 
 echo "== build ($build_dir)"
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_RUN_WERROR=ON >/dev/null
+# Tests, benchmarks and example programs on: README command 1 may have configured this
+# build directory for the product only.
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_RUN_WERROR=ON \
+  -DTRTLLM_RUN_BUILD_TESTS=ON -DTRTLLM_RUN_BUILD_BENCH=ON -DTRTLLM_RUN_BUILD_EXAMPLES=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
+
+echo "== Debian package (cpack -G DEB, apt-get install, the example case installed, remove)"
+tests/deb_package.sh "$build_dir"
 
 # The sanitizer stage (on unless TRTLLM_RUN_SANITIZERS=0): the whole suite again, built
 # with clang++ under AddressSanitizer (LeakSanitizer on) + UndefinedBehaviorSanitizer, plus
@@ -81,7 +87,8 @@ if [[ $sanitizers != 0 ]]; then
   cmake -S . -B "$asan_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_CXX_FLAGS=-Wno-unknown-warning-option -DTRTLLM_RUN_SANITIZE=address,undefined \
     -DTRTLLM_RUN_BUILD_FUZZERS=ON -DTRTLLM_RUN_FUZZ_SECONDS="${TRTLLM_RUN_FUZZ_SECONDS:-30}" \
-    -DTRTLLM_RUN_WERROR=ON >/dev/null
+    -DTRTLLM_RUN_WERROR=ON -DTRTLLM_RUN_BUILD_TESTS=ON -DTRTLLM_RUN_BUILD_BENCH=ON \
+    -DTRTLLM_RUN_BUILD_EXAMPLES=ON >/dev/null
   cmake --build "$asan_dir" -j"$(nproc)"
   wait_services
   echo "== every test under ASan + UBSan, and fuzzing ($asan_dir)"

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <chrono>
 #include <filesystem>
@@ -290,6 +291,112 @@ TEST_CASE("local_docker: Ctrl-C cancels, stops and removes the container (exit 1
   CHECK(Containers(Detail(o.result, "container_name")).empty());
   CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
   CHECK(o.log == "started\n");
+}
+
+// The options of `c` with Docker's default stop grace (trtllm-run's 30 s) instead of the 2 s
+// the other tests give: a stop that waits for the grace shows as a 30 s verdict.
+CliOptions DefaultGrace(CliOptions options) {
+  for (auto it = options.args.begin(); it != options.args.end(); ++it) {
+    if (*it == "--kill-grace") {
+      options.args.erase(it, it + 2);
+      break;
+    }
+  }
+  return options;
+}
+
+// Seconds since the epoch that the payload wrote to `path` (bash's $EPOCHREALTIME in the
+// container: the host's clock).
+double EpochSecondsIn(const std::string& path) {
+  std::string text = ReadTextFile(path);
+  INFO(path << ": '" << text << "'");
+  REQUIRE_FALSE(text.empty());
+  return std::stod(text);
+}
+
+double EpochNow() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// What one docker CLI call costs on this machine now (the median of three `docker inspect`
+// of a container that does not exist): after the decision the executor makes three (docker
+// stop, inspect, rm), each a Go client start and a daemon round trip, which a loaded machine
+// stretches from ~0.1 s to over a second. A stop that waited for the 30 s grace fails the
+// bound 2 s + 3 calls on any machine.
+double DockerCallSeconds() {
+  std::vector<double> seconds;
+  for (int i = 0; i < 3; ++i) {
+    CliRun call =
+        Tool({"docker", "inspect", "--type", "container", "trtllm-run-no-such-container"});
+    seconds.push_back(call.seconds);
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[1];
+}
+
+// The command ends the container as PID 1 would not: `exec sleep` has no SIGTERM handler, and
+// PID 1 ignores such a signal, so before `--init` every stop below waited its 30 s grace.
+TEST_CASE("local_docker: a hang is judged within 2 s of the hang line (30 s grace)", "[docker]") {
+  DockerCase c;
+  Sleep sleep = MakeSleep(60);
+  const std::string stamp = c.root.path() + "/hang_line_at";
+  CliOptions options =
+      DefaultGrace(c.Options("echo working; echo $EPOCHREALTIME > " + stamp +
+                             "; echo '[watchdog] Hang Detected on rank 0'; exec " + sleep.command));
+  Outcome o = Read(c, RunCli(options));
+  const double after_line = EpochNow() - EpochSecondsIn(stamp);
+  INFO(o.run.Describe());
+  CHECK(o.run.exit_code == 5);
+  CHECK(Str(o.result, "status") == "HANG_DETECTED");
+  CHECK_THAT(Str(o.result, "reason"), Catch::Contains("Hang Detected on rank 0"));
+  const double call = DockerCallSeconds();
+  INFO("verdict " << after_line << " s after the hang line; one docker call " << call << " s");
+  CHECK(after_line < 2.0 + 3 * call);
+  CHECK(Containers(Detail(o.result, "container_name")).empty());
+  CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
+}
+
+TEST_CASE("local_docker: a monitor timeout is judged within 2 s of the timeout (30 s grace)",
+          "[docker]") {
+  DockerCase c;
+  Sleep sleep = MakeSleep(60);
+  const std::string stamp = c.root.path() + "/started_at";
+  CliOptions options = DefaultGrace(
+      c.Options("echo $EPOCHREALTIME > " + stamp + "; echo started; exec " + sleep.command,
+                {"--monitor-timeout", "3s"}));
+  Outcome o = Read(c, RunCli(options));
+  // The monitor's clock starts before the container does: the timeout fell at most 3 s
+  // after the payload started.
+  const double after_timeout = EpochNow() - EpochSecondsIn(stamp) - 3.0;
+  INFO(o.run.Describe());
+  CHECK(o.run.exit_code == 4);
+  CHECK(Str(o.result, "status") == "TIMEOUT");
+  CHECK_THAT(Str(o.result, "reason"), Catch::Contains("docker stop -t 30"));
+  const double call = DockerCallSeconds();
+  INFO("verdict at most " << after_timeout << " s after the timeout; one docker call " << call
+                          << " s");
+  CHECK(after_timeout < 2.0 + 3 * call);
+  CHECK(Containers(Detail(o.result, "container_name")).empty());
+  CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
+}
+
+TEST_CASE("local_docker: Ctrl-C is judged within 2 s of the signal (30 s grace)", "[docker]") {
+  DockerCase c;
+  Sleep sleep = MakeSleep(60);
+  CliOptions options = DefaultGrace(c.Options("echo started; exec " + sleep.command));
+  options.signal = SIGINT;
+  options.signal_when_process = sleep.marker;
+  Outcome o = Read(c, RunCli(options));
+  INFO(o.run.Describe());
+  REQUIRE(o.run.signal_sent);
+  CHECK(o.run.exit_code == 130);
+  CHECK(Str(o.result, "status") == "CANCELLED");
+  const double call = DockerCallSeconds();
+  INFO("verdict " << o.run.seconds - o.run.signal_sent_at << " s after SIGINT; one docker call "
+                  << call << " s");
+  CHECK(o.run.seconds - o.run.signal_sent_at < 2.0 + 3 * call);
+  CHECK(Containers(Detail(o.result, "container_name")).empty());
+  CHECK(WaitNoProcessWithMarker(sleep.marker, 5));
 }
 
 TEST_CASE("local_docker: the OOM killer at a --docker-memory limit is OUT_OF_MEMORY", "[docker]") {

@@ -75,6 +75,8 @@ TEST_CASE("RenderDockerRun: the Category 1 flags", "[render_docker]") {
   CHECK(Values(o, "--name") == std::vector<std::string>{"llama_auto_test_20260101_120000_abcdef"});
   CHECK(Has(o, "--network=host"));
   CHECK(Has(o, "--ipc=host"));
+  // Docker's init is PID 1, so the command is not: it acts on docker stop's SIGTERM.
+  CHECK(Has(o, "--init"));
   CHECK(Has(o, "--cap-add=SYS_PTRACE"));
   CHECK(Has(o, "--cap-add=SYS_ADMIN"));
   CHECK(Has(o, "--cap-add=DAC_READ_SEARCH"));

@@ -322,10 +322,21 @@ bool ReadSlice(const std::string& path, long long offset, std::size_t max_bytes,
   *size = static_cast<std::uint64_t>(st.st_size);
   long long start = offset;
   if (offset < 0) start = std::max<long long>(0, st.st_size + offset);
-  out->assign(max_bytes, '\0');
+  // The buffer is sized by the file (an empty log allocates nothing), and grown to the
+  // file's new size when a file still being written has more; never past max_bytes.
+  auto bytes_from_start = [&](const struct stat& now) {
+    return std::min<std::size_t>(
+        max_bytes, now.st_size > start ? static_cast<std::size_t>(now.st_size - start) : 0);
+  };
+  out->clear();
+  out->resize(bytes_from_start(st));
   std::size_t got = 0;
   while (got < max_bytes) {
-    ssize_t n = ::pread(fd, &(*out)[got], max_bytes - got, start + static_cast<long long>(got));
+    if (got == out->size()) {
+      if (::fstat(fd, &st) != 0 || bytes_from_start(st) <= got) break;
+      out->resize(bytes_from_start(st));
+    }
+    ssize_t n = ::pread(fd, &(*out)[got], out->size() - got, start + static_cast<long long>(got));
     if (n <= 0) break;
     got += static_cast<std::size_t>(n);
   }

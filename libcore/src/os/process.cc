@@ -175,6 +175,54 @@ std::map<int, ProcStat> AllProcesses() {
   return all;
 }
 
+// The pids listed in /proc/<pid>/task/*/children: the children of every thread of `pid`.
+// False when the kernel has no such file (CONFIG_PROC_CHILDREN off) or `pid` is gone.
+bool ChildrenOf(int pid, std::vector<int>* children) {
+  char path[64];
+  ::snprintf(path, sizeof(path), "/proc/%d/task", pid);
+  DIR* tasks = ::opendir(path);
+  if (tasks == nullptr) return false;
+  bool found = false;
+  while (struct dirent* task = ::readdir(tasks)) {
+    if (task->d_name[0] < '0' || task->d_name[0] > '9') continue;
+    std::string file = std::string(path) + "/" + task->d_name + "/children";
+    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    found = true;
+    std::string text;
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    const char* p = text.c_str();
+    char* end = nullptr;
+    for (long child = ::strtol(p, &end, 10); end != p; child = ::strtol(p, &end, 10)) {
+      if (child > 0) children->push_back(static_cast<int>(child));
+      p = end;
+    }
+  }
+  ::closedir(tasks);
+  return found;
+}
+
+// This process's descendants (zombies included) with their stat, by pid, found by walking
+// the children lists down from this process: the cost grows with the job's processes, not
+// with the host's. Every process of /proc when the kernel lists no children.
+std::map<int, ProcStat> Descendants() {
+  std::map<int, ProcStat> below;
+  std::vector<int> frontier;
+  if (!ChildrenOf(static_cast<int>(::getpid()), &frontier)) return AllProcesses();
+  while (!frontier.empty()) {
+    int pid = frontier.back();
+    frontier.pop_back();
+    ProcStat stat;
+    if (below.count(pid) != 0 || !ReadProcStat(pid, &stat)) continue;
+    below[pid] = stat;
+    if (!stat.zombie) ChildrenOf(pid, &frontier);
+  }
+  return below;
+}
+
 const char* const kSecretVariables[] = {
     "TRTLLM_RUN_SLURM_PASSWORD",
     "TRTLLM_RUN_SLURM_PASSWORD_FILE",
@@ -317,7 +365,7 @@ JobProcessTracker::JobProcessTracker(int leader, int pgid, std::string marker)
 
 std::vector<int> JobProcessTracker::Scan() {
   const int self = static_cast<int>(::getpid());
-  std::map<int, ProcStat> all = AllProcesses();
+  std::map<int, ProcStat> all = Descendants();
   // 1 ours, 0 not ours, -1 not decided yet; decided along each parent chain.
   std::map<int, int> ours;
   auto seen_before = [&](int pid, unsigned long long start) {
@@ -362,7 +410,7 @@ std::size_t JobProcessTracker::Signal(int sig) {
 
 void JobProcessTracker::Reap() {
   const int self = static_cast<int>(::getpid());
-  for (const auto& [pid, stat] : AllProcesses()) {
+  for (const auto& [pid, stat] : Descendants()) {
     if (!stat.zombie || stat.ppid != self || pid == leader_) continue;
     bool job_process = pgid_ > 1 && stat.pgrp == pgid_;
     for (const auto& [p, s] : seen_)

@@ -151,6 +151,9 @@ TRTLLM_RUN_API bool BecomeChildSubreaper();
 // start time) that still lives. With this process a child subreaper, that covers children
 // that left the group with setsid and orphans of double forks. A process that both left
 // the group and cleared its environment is found only while its parent is one of them.
+// The descendants are found by walking /proc/<pid>/task/*/children down from this process,
+// so a scan costs in the job's processes, not the host's (every process of /proc only on
+// a kernel without those files).
 //
 // Not thread-safe: one instance per job, used from one thread.
 class TRTLLM_RUN_API JobProcessTracker {

@@ -1,0 +1,77 @@
+#!/bin/bash
+# Run vs plan benchmark (bench/README.md): what `trtllm-run run --scenario local_direct
+# --custom-cmd true` costs over `trtllm-run plan` of the same case, measured in the same
+# run: N interleaved rounds of each (wall time by bash $EPOCHREALTIME, peak RSS by GNU
+# time's %M), medians and their ratios. `run` is `plan` plus the job, so anything it does
+# beyond that (scanning every process of the host, reading files into buffers larger than
+# the files) shows up as the ratio. ~10 s for the default 50 rounds.
+#   bench/run_vs_plan.sh [--runs N] [--check]   (BUILD_DIR: the build, default build)
+# --check: exit 1 when run's median is over 1.3x plan's or its peak RSS over 1.2x plan's.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${BUILD_DIR:-build}
+bin="$build_dir/bin/trtllm-run"
+runs=50
+check=0
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --runs) runs=$2; shift 2 ;;
+    --check) check=1; shift ;;
+    *) echo "usage: $0 [--runs N] [--check]" >&2; exit 2 ;;
+  esac
+done
+[[ -x $bin ]] || { echo "$bin not found: build trtllm-run and its plugins first (BUILD_DIR=...)" >&2; exit 2; }
+[[ -x /usr/bin/time ]] || { echo "/usr/bin/time not found: apt-get install time" >&2; exit 2; }
+root=$(mktemp -d "${TMPDIR:-/tmp}/run_vs_plan.XXXXXX")
+trap 'rm -rf -- "$root"' EXIT
+
+# Times one command: appends "seconds peak_rss_kib cpu_seconds" to the file $1 (CPU: user +
+# system of the command and its children, the job included); exit 1 when it failed.
+measure() {
+  local out=$1 start end rss
+  shift
+  start=$EPOCHREALTIME
+  if ! /usr/bin/time -f "%M %U %S" -o "$root/rss" "$@" >"$root/output" 2>&1 </dev/null; then
+    echo "failed: $*" >&2
+    cat "$root/output" >&2
+    exit 1
+  fi
+  end=$EPOCHREALTIME
+  rss=$(tail -n 1 "$root/rss")
+  echo "$start $end $rss" | awk '{printf "%.6f %d %.2f\n", $2 - $1, $3, $4 + $5}' >>"$out"
+}
+
+case_args=(--scenario local_direct --custom-cmd true --repo-root "$root")
+for ((i = 0; i < runs; ++i)); do
+  measure "$root/plan" "$bin" plan "${case_args[@]}" --model-name "plan$i"
+  measure "$root/run" "$bin" run "${case_args[@]}" --model-name "run$i"
+  rm -rf -- "$root/work_dirs"
+done
+
+# The median (nearest rank) of column $2 of the file $1.
+median() {
+  awk -v col="$2" '{print $col}' "$1" | sort -g | awk '{v[NR] = $1} END { print v[int((NR + 1) / 2)] }'
+}
+plan_s=$(median "$root/plan" 1)
+run_s=$(median "$root/run" 1)
+plan_rss=$(median "$root/plan" 2)
+run_rss=$(median "$root/run" 2)
+plan_cpu=$(median "$root/plan" 3)
+run_cpu=$(median "$root/run" 3)
+echo "== trtllm-run run vs plan (--scenario local_direct --custom-cmd true), $runs interleaved rounds"
+printf "%-28s %14s %18s %16s\n" "command" "median (ms)" "peak RSS (MB)" "CPU (ms, 10 ms)"
+awk -v s="$plan_s" -v r="$plan_rss" -v c="$plan_cpu" 'BEGIN {
+  printf "%-28s %14.1f %18.1f %16.0f\n", "plan", s * 1000, r / 1024, c * 1000 }'
+awk -v s="$run_s" -v r="$run_rss" -v c="$run_cpu" 'BEGIN {
+  printf "%-28s %14.1f %18.1f %16.0f\n", "run", s * 1000, r / 1024, c * 1000 }'
+awk -v ps="$plan_s" -v rs="$run_s" -v pr="$plan_rss" -v rr="$run_rss" 'BEGIN {
+  printf "%-28s %14.2f %18.2f   (targets <= 1.3 and <= 1.2)\n", "ratio run / plan", rs / ps, rr / pr }'
+echo "processes on this host: $(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l) (a scan of every process grows with them)"
+if [[ $check == 1 ]]; then
+  miss=0
+  awk -v ps="$plan_s" -v rs="$run_s" 'BEGIN { exit !(rs > 1.3 * ps) }' &&
+    { echo "MISS: run's median ${run_s}s > 1.3x plan's ${plan_s}s" >&2; miss=1; }
+  awk -v pr="$plan_rss" -v rr="$run_rss" 'BEGIN { exit !(rr > 1.2 * pr) }' &&
+    { echo "MISS: run's peak RSS ${run_rss} KiB > 1.2x plan's ${plan_rss} KiB" >&2; miss=1; }
+  exit $miss
+fi

@@ -1,0 +1,104 @@
+// `run` costs `plan` plus the job (issue 27 item 3): the real binary under strace opens no
+// /proc entry of a process outside its own job (no scan of every process of the host), and
+// its peak RSS (GNU time's %M) stays within 1.2x that of `plan` of the same case (no
+// buffer sized by a cap instead of by the file read).
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_harness.h"
+
+// Whether this test (and so the trtllm-run it runs, built alike) is under AddressSanitizer.
+#if defined(__SANITIZE_ADDRESS__)
+#define TRTLLM_RUN_TEST_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TRTLLM_RUN_TEST_UNDER_ASAN 1
+#endif
+#endif
+#ifndef TRTLLM_RUN_TEST_UNDER_ASAN
+#define TRTLLM_RUN_TEST_UNDER_ASAN 0
+#endif
+
+namespace trtllm_run_test {
+namespace {
+
+// trtllm-run (`subcommand` of a `--custom-cmd true` case on local_direct) through `wrapper`.
+CliRun RunWrapped(std::vector<std::string> wrapper, const std::string& subcommand,
+                  const TempDir& root, const std::string& model) {
+  CliOptions options;
+  options.program = "/usr/bin/env";
+  options.args = std::move(wrapper);
+  options.args.insert(options.args.end(),
+                      {TRTLLM_RUN_BIN, subcommand, "--scenario", "local_direct", "--custom-cmd",
+                       "true", "--repo-root", root.path(), "--model-name", model, "--no-history"});
+  options.timeout_seconds = 120;
+  return RunCli(options);
+}
+
+TEST_CASE("run weight: no /proc entry of a process outside the job is opened", "[run_weight]") {
+  TempDir root("run_weight_strace");
+  const std::string trace = root.path() + "/strace.txt";
+  CliRun run = RunWrapped({"strace", "-f", "-qq", "-e", "trace=open,openat,openat2", "-o", trace},
+                          "run", root, "weight");
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  std::string text = ReadTextFile(trace);
+  REQUIRE_FALSE(text.empty());
+  // The traced processes: trtllm-run and the job (strace -f names each line's pid first).
+  std::set<std::string> traced;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::string pid = line.substr(0, line.find(' '));
+    if (!pid.empty()) traced.insert(pid);
+  }
+  std::set<std::string> foreign;
+  const std::regex proc_pid("\"/proc/([0-9]+)/");
+  for (std::sregex_iterator it(text.begin(), text.end(), proc_pid), end; it != end; ++it) {
+    if (traced.count((*it)[1]) == 0) foreign.insert((*it)[1]);
+  }
+  std::string listed;
+  for (const std::string& pid : foreign) listed += " " + pid;
+  INFO("traced pids: " << traced.size() << "; /proc entries of other processes opened:" << listed);
+  CHECK(foreign.empty());
+}
+
+// Peak RSS in KiB of one wrapped run (GNU time -f %M into `out`).
+long PeakRssKib(const std::string& subcommand, const TempDir& root, const std::string& model) {
+  const std::string out = root.path() + "/rss_" + model;
+  CliRun run = RunWrapped({"/usr/bin/time", "-f", "%M", "-o", out}, subcommand, root, model);
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  std::string text = ReadTextFile(out);
+  INFO("time -f %M wrote '" << text << "'");
+  REQUIRE_FALSE(text.empty());
+  return std::stol(text.substr(text.rfind('\n', text.size() - 2) + 1));
+}
+
+TEST_CASE("run weight: run's peak RSS is within 1.2x plan's", "[run_weight]") {
+  if (TRTLLM_RUN_TEST_UNDER_ASAN) {
+    SUCCEED("under AddressSanitizer the shadow memory, not the program, sets the RSS");
+    return;
+  }
+  TempDir root("run_weight_rss");
+  // The smallest of three each: another process's page cache or a slow start moves a single
+  // figure, never all three down.
+  long plan = 0;
+  long run = 0;
+  for (int i = 0; i < 3; ++i) {
+    long p = PeakRssKib("plan", root, "plan" + std::to_string(i));
+    long r = PeakRssKib("run", root, "run" + std::to_string(i));
+    plan = i == 0 ? p : std::min(plan, p);
+    run = i == 0 ? r : std::min(run, r);
+  }
+  INFO("peak RSS: plan " << plan << " KiB, run " << run << " KiB");
+  CHECK(run <= plan * 12 / 10);
+}
+
+}  // namespace
+}  // namespace trtllm_run_test
