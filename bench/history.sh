@@ -3,9 +3,13 @@
 # `trtllm-run run --scenario local_direct --custom-cmd true` (N interleaved runs with
 # --history STORE and with --no-history: medians and their difference), and how long
 # `trtllm-run history flaky` takes over a store of R test rows (the median of 10 runs).
-#   bench/history.sh [--runs N] [--rows R] [--check] [--smoke]   (BUILD_DIR: default build)
+#   bench/history.sh [--runs N] [--rows R] [--check] [--smoke] [--postgres URL]
+#   (BUILD_DIR: default build)
 # Defaults: 200 runs each, 100,000 rows (~1 min). --check: exit 1 when the recording cost is
 # over 20 ms or history flaky over 200 ms. --smoke: 10 runs, 10,000 rows, no targets.
+# --postgres URL: the same two measures on a PostgreSQL store, after the SQLite ones (a
+# scratch database: R test rows are added to it; its password from ~/.pgpass or
+# $PGPASSFILE; tests/services/postgres.sh gives one). Not checked against the targets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=${BUILD_DIR:-build}
@@ -13,13 +17,15 @@ bin="$build_dir/bin/trtllm-run"
 runs=200
 rows=100000
 check=0
+postgres=""
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
     --rows) rows=$2; shift 2 ;;
     --check) check=1; shift ;;
     --smoke) runs=10; rows=10000; shift ;;
-    *) echo "usage: $0 [--runs N] [--rows R] [--check] [--smoke]" >&2; exit 2 ;;
+    --postgres) postgres=$2; shift 2 ;;
+    *) echo "usage: $0 [--runs N] [--rows R] [--check] [--smoke] [--postgres URL]" >&2; exit 2 ;;
   esac
 done
 [[ -x $bin ]] || { echo "$bin not found: build trtllm-run first (BUILD_DIR=...)" >&2; exit 2; }
@@ -97,6 +103,55 @@ printf "%-44s %10s\n" "command" "p50 (s)"
 printf "%-44s %10s\n" "history flaky (target <= 0.2)" "$flaky"
 printf "%-44s %10s\n" "history flaky --days 30" "$flaky30"
 printf "%-44s %10s\n" "trtllm-run --version (process floor)" "$floor"
+# 3. The same on PostgreSQL (--postgres URL): recording, then history flaky over R more rows.
+if [[ -n $postgres ]]; then
+  command -v psql >/dev/null || { echo "psql not found (apt-get install postgresql-client)" >&2; exit 2; }
+  pg() { psql -X -q -w -At -v ON_ERROR_STOP=1 "$postgres" "$@"; }
+  "$bin" history flaky --history "$postgres" >/dev/null  # creates the schema when new
+  before=$(pg -c "SELECT COUNT(*) FROM cases")
+  for ((i = 0; i < runs; ++i)); do
+    time_one "$root/pg_with" "$bin" run --scenario local_direct --custom-cmd true \
+      --repo-root "$root" --model-name "bench$i" --history "$postgres"
+    time_one "$root/pg_without" "$bin" run --scenario local_direct --custom-cmd true \
+      --repo-root "$root" --model-name "bench$i" --no-history
+    rm -rf -- "$root/work_dirs"
+  done
+  after=$(pg -c "SELECT COUNT(*) FROM cases")
+  [[ $((after - before)) == "$runs" ]] ||
+    { echo "expected $runs more cases in $postgres, found $((after - before))" >&2; exit 1; }
+  pg_with=$(median "$root/pg_with")
+  pg_without=$(median "$root/pg_without")
+  pg_cost_ms=$(awk -v a="$pg_with" -v b="$pg_without" 'BEGIN { printf "%.1f", (a - b) * 1000 }')
+  pg <<SQL
+BEGIN;
+INSERT INTO cases(recorded_at, kind, name, commit_sha, branch, scenario, verdict, duration_seconds, work_dir)
+SELECT to_char(now() AT TIME ZONE 'UTC' - (i % 60) * interval '1 day' - (i % 86400) * interval '1 second',
+               'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       'stage', 'bench shard ' || (i % 4), lpad((i % 20)::text, 40, '0'), 'main', 'local_slurm',
+       'PASSED', 60, '/w/' || i
+FROM generate_series(1, $cases) i;
+INSERT INTO tests(case_id, node_id, outcome, duration_seconds, attempt, signature, commit_sha, recorded_at)
+SELECT c.id, 'defs/test_' || ((c.id * 10 + k) % 1000) || '.py::test_x',
+       CASE WHEN (c.id * 7 + k * 13) % 20 = 0 THEN 'failed' ELSE 'passed' END,
+       1 + (c.id + k) % 30, CASE WHEN (c.id * 7 + k * 13) % 80 = 1 THEN 1 ELSE 0 END,
+       '', c.commit_sha, c.recorded_at
+FROM cases c, generate_series(0, 9) k WHERE c.name LIKE 'bench shard %' AND c.id > (SELECT COALESCE(MAX(case_id), 0) FROM tests);
+COMMIT;
+ANALYZE cases;
+ANALYZE tests;
+SQL
+  pg_rows=$(pg -c "SELECT COUNT(*) FROM tests")
+  for ((i = 0; i < 10; ++i)); do
+    time_one "$root/pg_flaky" "$bin" history flaky --history "$postgres" --json
+  done
+  echo
+  echo "== PostgreSQL ($postgres): the same runs, and history flaky over $pg_rows test rows"
+  printf "%-44s %10s\n" "command" "p50 (s)"
+  printf "%-44s %10s\n" "run ... --history postgresql://..." "$pg_with"
+  printf "%-44s %10s\n" "run ... --no-history" "$pg_without"
+  printf "%-44s %10s\n" "difference (ms)" "$pg_cost_ms"
+  printf "%-44s %10s\n" "history flaky" "$(median "$root/pg_flaky")"
+fi
 if [[ $check == 1 ]]; then
   miss=0
   if awk -v c="$cost_ms" 'BEGIN { exit !(c > 20) }'; then

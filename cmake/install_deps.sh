@@ -9,6 +9,7 @@ packages=(
   libboost1.81-dev libboost-program-options1.81-dev libboost-filesystem1.81-dev
   rapidjson-dev libyaml-cpp-dev catch2
   libsqlite3-dev sqlite3  # the history store; sqlite3: the tests and bench read stores with it
+  libpq-dev postgresql  # a shared history on PostgreSQL; postgresql: the tests' server
   python3  # perf-sanity plans run the repo's submit.py (tests: a stand-in)
   python3-pytest  # tests: real pytest runs the TensorRT-LLM-shaped test trees
   python3-pytest-timeout  # tests: a test list's TIMEOUT (N) is pytest-timeout's --timeout

@@ -14,13 +14,16 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 cmake/install_deps.sh "${node_packages[@]}"
 
-# The services the integration tests use start in the background while the code builds
-# (one after the other: each apt-installs what it lacks); the tests that need them wait for
-# them (wait_services). Stopped on exit when this script started them.
+# The services the integration tests use start in the background while the code builds;
+# the tests that need them wait for them (wait_services). Stopped on exit when this script
+# started them. Two jobs run at once: slurm, sshd and docker one after the other (each
+# apt-installs what it lacks, and sshd's users get Slurm associations), postgres beside
+# them (its packages come from cmake/install_deps.sh above).
 services_log=$(mktemp "${TMPDIR:-/tmp}/trtllm_services.XXXXXX")
 services_started=$(mktemp "${TMPDIR:-/tmp}/trtllm_services_started.XXXXXX")
-(
-  for service in slurm sshd docker; do
+start_services() {  # the services named, in turn; their output in $services_log.N
+  local service
+  for service in "$@"; do
     [[ -x tests/services/$service.sh ]] || continue
     if ! tests/services/"$service".sh status >/dev/null 2>&1; then
       echo "== starting $service"
@@ -28,18 +31,22 @@ services_started=$(mktemp "${TMPDIR:-/tmp}/trtllm_services_started.XXXXXX")
       echo "$service" >>"$services_started"
     fi
   done
-) >"$services_log" 2>&1 &
-services_pid=$!
+}
+start_services slurm sshd docker >"$services_log.1" 2>&1 &
+services_pids=($!)
+start_services postgres >"$services_log.2" 2>&1 &
+services_pids+=($!)
 stop_services() {
-  wait "$services_pid" 2>/dev/null || true
+  local pid
+  for pid in "${services_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   while read -r service; do tests/services/"$service".sh stop || true; done <"$services_started"
-  rm -f "$services_log" "$services_started"
+  rm -f "$services_log" "$services_log".[12] "$services_started"
 }
 trap stop_services EXIT
 wait_services() {
-  local rc=0
-  wait "$services_pid" || rc=$?
-  cat "$services_log"
+  local rc=0 pid
+  for pid in "${services_pids[@]}"; do wait "$pid" || rc=$?; done
+  cat "$services_log".[12]
   if [[ $rc != 0 ]]; then
     echo "starting the test services failed (exit $rc)" >&2
     exit 1
@@ -74,7 +81,7 @@ sanitizers=${TRTLLM_RUN_SANITIZERS:-1}
 
 echo "== tests ($build_dir)"
 if [[ $sanitizers != 0 ]]; then
-  ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900 -LE 'slurm|sshd|docker|fault'
+  ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900 -LE 'slurm|sshd|docker|postgres|fault'
 else
   wait_services
   ctest --test-dir "$build_dir" --output-on-failure -j2 --timeout 900

@@ -282,13 +282,13 @@ int HistoryMain(int argc, char** argv) {
                                                 "give --history STORE to read one"));
   }
   std::error_code error;
-  if (!std::filesystem::exists(path.value(), error)) {
+  if (!history::IsPostgresUrl(*path) && !std::filesystem::exists(path.value(), error)) {
     return Fail("history",
                 Status::NotFound("no history store at " + *path + " (" + origin + ")",
                                  "runs are recorded there once one ends; --history STORE "
                                  "reads another"));
   }
-  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenSqliteStore(path.value());
+  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenHistoryStore(path.value());
   if (!store.ok()) return Fail("history", store.status());
 
   if (what == "flaky") return ShowFlaky(*store.value(), days, json);
@@ -310,7 +310,8 @@ int HistoryMain(int argc, char** argv) {
                 << "\"}\n";
     } else {
       std::cout << "pruned " << removed.value() << " case" << (removed.value() == 1 ? "" : "s")
-                << " recorded before " << before << " from " << EscapeControl(*path) << "\n";
+                << " recorded before " << before << " from "
+                << EscapeControl(store.value()->location()) << "\n";
     }
     return kExitPassed;
   }

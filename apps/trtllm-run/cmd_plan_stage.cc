@@ -209,7 +209,8 @@ std::optional<int> DurationsFromFlags(const std::string& subcommand, const po::v
   Result<std::string> path = HistoryPathFromFlags(vm, nullptr);
   if (!path.ok()) return UsageError(subcommand, path.status().message(), path.status().hint());
   std::error_code error;
-  const bool exists = !path->empty() && std::filesystem::exists(path.value(), error);
+  const bool exists = !path->empty() && (history::IsPostgresUrl(*path) ||
+                                         std::filesystem::exists(path.value(), error));
   if (given == "history" && !exists) {
     return Fail(subcommand,
                 Status::InvalidInput(
@@ -219,7 +220,7 @@ std::optional<int> DurationsFromFlags(const std::string& subcommand, const po::v
                     "or give --durations FILE"));
   }
   if (!exists) return std::nullopt;
-  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenSqliteStore(path.value());
+  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenHistoryStore(path.value());
   Result<std::map<std::string, double>> durations =
       store.ok() ? store.value()->MeanDurations()
                  : Result<std::map<std::string, double>>(store.status());

@@ -25,9 +25,11 @@ po::options_description HistoryOptions() {
   po::options_description options("History");
   options.add_options()(
       "history", po::value<std::string>()->value_name("STORE"),
-      "the history file runs are recorded in and `history` reads (default: the user config's "
+      "the history runs are recorded in and `history` reads: a SQLite file on a local disk, or "
+      "a team's PostgreSQL database as postgresql://USER@HOST[:PORT]/DATABASE (no password in "
+      "it: libpq reads ~/.pgpass, $PGPASSFILE or $PGPASSWORD) (default: the user config's "
       "`history:`, else $XDG_DATA_HOME/trtllm-run/history.sqlite, i.e. "
-      "~/.local/share/trtllm-run/history.sqlite); it must be on a local disk")(
+      "~/.local/share/trtllm-run/history.sqlite)")(
       "no-history", po::bool_switch(),
       "record nothing in the history (the user config's `history: off` does the same)");
   return options;
@@ -48,6 +50,7 @@ Result<std::string> HistoryPathFromFlags(const po::variables_map& vm, std::strin
                                   "give a file on a local disk, or --no-history");
     }
     from("--history");
+    if (history::IsPostgresUrl(path)) TRTLLM_RUN_RETURN_IF_ERROR(history::CheckPostgresUrl(path));
     return path;
   }
   if (off) {
@@ -60,6 +63,11 @@ Result<std::string> HistoryPathFromFlags(const po::variables_map& vm, std::strin
     from(value.origin);
     if (value.text == "off" || value.text == "false" || value.text == "no") return std::string();
     std::string path = value.text;
+    if (history::IsPostgresUrl(path)) {
+      Status url = history::CheckPostgresUrl(path);
+      if (!url.ok()) return Status::InvalidInput(value.origin + ": " + url.message(), url.hint());
+      return path;
+    }
     const char* home = std::getenv("HOME");
     if (path.rfind("~/", 0) == 0 && home != nullptr) path = home + path.substr(1);
     return path;
@@ -72,7 +80,7 @@ std::unique_ptr<history::HistoryStore> OpenHistoryForRecording(const std::string
                                                                const po::variables_map& vm) {
   Result<std::string> path = HistoryPathFromFlags(vm, nullptr);
   if (!path.ok() || path->empty()) return nullptr;  // flags were checked before the run
-  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenSqliteStore(path.value());
+  Result<std::unique_ptr<history::HistoryStore>> store = history::OpenHistoryStore(path.value());
   if (!store.ok()) {
     Warn(subcommand, store.status());
     return nullptr;

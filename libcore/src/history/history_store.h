@@ -2,10 +2,11 @@
 // kept in a store so that later questions (is this test flaky? how long does it take?
 // did it pass on this commit?) have answers (docs/history.md).
 //
-// HistoryStore is the interface every backend implements; SQLite (history_sqlite.cc) is
-// the one there is: one file per user, WAL, a busy timeout, one transaction per case.
-// A PostgreSQL backend is meant to sit behind the same interface (the queries below are
-// plain SQL aggregates; the analysis of their rows is history_query.h's, backend-free).
+// HistoryStore is the interface every backend implements: SQLite (history_sqlite.cc, the
+// default: one file per user, WAL, a busy timeout, one transaction per case) and
+// PostgreSQL (history_postgres.cc: a team's shared history on a server, chosen by a
+// postgresql:// URL). The queries are plain SQL aggregates both accept; the analysis of
+// their rows is history_query.h's, backend-free.
 #ifndef TRTLLM_RUN_HISTORY_HISTORY_STORE_H_
 #define TRTLLM_RUN_HISTORY_HISTORY_STORE_H_
 
@@ -124,7 +125,7 @@ class TRTLLM_RUN_API HistoryStore {
   virtual Result<std::pair<std::int64_t, std::int64_t>> RowCounts() = 0;
 };
 
-// One migration step of the SQLite schema: the SQL that takes a store from version
+// One migration step of a backend's schema: the SQL that takes a store from version
 // `version - 1` to `version`.
 struct Migration {
   int version = 0;
@@ -143,6 +144,41 @@ TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenSqliteStore(
 
 // The SQLite schema version of the store at `path` (0: no schema yet); for tests.
 TRTLLM_RUN_API Result<int> SqliteSchemaVersion(const std::string& path);
+
+// True when `location` names a PostgreSQL server (a postgresql:// or postgres:// URL)
+// rather than a SQLite file.
+TRTLLM_RUN_API bool IsPostgresUrl(const std::string& location);
+
+// `url` with its password, if any (the user info's or a password= parameter's), replaced
+// by "***": what every message and location() shows of a URL.
+TRTLLM_RUN_API std::string RedactPostgresUrl(const std::string& url);
+
+// A URL a user gave (--history, the config's `history:`): kInvalidInput naming the
+// redacted URL when libpq cannot parse it, when its port or connect_timeout is not a
+// number, or when it carries a password (libpq reads that from ~/.pgpass, $PGPASSFILE or
+// $PGPASSWORD itself; argv and config files are readable by others).
+TRTLLM_RUN_API Status CheckPostgresUrl(const std::string& url);
+
+// The PostgreSQL schema's migrations, v1 first (history_postgres.cc): the SQLite schema's
+// tables and columns in PostgreSQL's types.
+TRTLLM_RUN_API const std::vector<Migration>& PostgresMigrations();
+
+// Connects to the PostgreSQL database `url` names (waiting at most its connect_timeout,
+// else $PGCONNECT_TIMEOUT, else 10 s) and brings its schema to the newest of `migrations`
+// (one transaction under an advisory lock: concurrent openers migrate once). The URL may
+// carry a password here (an embedding tool's choice); no message and no location() shows
+// it. kInvalidInput for a URL CheckPostgresUrl refuses for its form or a schema newer
+// than `migrations` know; kIoError naming the redacted URL when the server cannot be
+// reached or refuses.
+TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenPostgresStore(
+    const std::string& url, const std::vector<Migration>& migrations = PostgresMigrations());
+
+// The PostgreSQL schema version of the database at `url` (0: no schema yet); for tests.
+TRTLLM_RUN_API Result<int> PostgresSchemaVersion(const std::string& url);
+
+// The store `location` names: OpenPostgresStore for a postgresql:// URL, else
+// OpenSqliteStore.
+TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenHistoryStore(const std::string& location);
 
 }  // namespace trtllm_run::history
 

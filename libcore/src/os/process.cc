@@ -224,9 +224,8 @@ std::map<int, ProcStat> Descendants() {
 }
 
 const char* const kSecretVariables[] = {
-    "TRTLLM_RUN_SLURM_PASSWORD",
-    "TRTLLM_RUN_SLURM_PASSWORD_FILE",
-    "TRTLLM_RUN_SSH_ASKPASS_SECRET",
+    "TRTLLM_RUN_SLURM_PASSWORD", "TRTLLM_RUN_SLURM_PASSWORD_FILE", "TRTLLM_RUN_SSH_ASKPASS_SECRET",
+    "PGPASSWORD",  // libpq's password of a PostgreSQL history store (history_postgres.cc)
 };
 
 }  // namespace

@@ -119,10 +119,10 @@ TRTLLM_RUN_API std::vector<int> ProcessGroupMembers(int pgid);
 
 // True for the environment variables that hold trtllm-run's own secrets: the SSH
 // password ($TRTLLM_RUN_SLURM_PASSWORD), the file it is read from
-// ($TRTLLM_RUN_SLURM_PASSWORD_FILE) and the askpass hand-over
-// ($TRTLLM_RUN_SSH_ASKPASS_SECRET). No child inherits them: ChildProcess, the local
-// scenario's commands (sbatch, srun, docker, ...) and ssh all start from
-// ChildEnvironment().
+// ($TRTLLM_RUN_SLURM_PASSWORD_FILE), the askpass hand-over
+// ($TRTLLM_RUN_SSH_ASKPASS_SECRET) and libpq's password of a PostgreSQL history store
+// ($PGPASSWORD: trtllm-run's own connection reads it). No child inherits them: ChildProcess, the
+// local scenario's commands (sbatch, srun, docker, ...) and ssh all start from ChildEnvironment().
 TRTLLM_RUN_API bool IsTrtllmRunSecret(const std::string& name);
 
 // This process's environment without trtllm-run's secrets, with `overrides` applied on

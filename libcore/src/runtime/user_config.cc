@@ -144,7 +144,8 @@ void ReadValues(const YAML::Node& map, const std::string& origin, ConfigSource s
       continue;
     }
     if (top_level && key == "history") {
-      // Where this user's runs are recorded (history/history_record.h): a path, or off.
+      // Where this user's runs are recorded (history/history_record.h): a path, a
+      // postgresql:// URL (checked by the CLI: history_flags.cc), or off.
       if (source == ConfigSource::kRepo) {
         problems->Add(Status::InvalidInput(
             where + ": 'history' may not be set by a checkout's .trtllm-run.yaml: a cloned "
@@ -154,7 +155,8 @@ void ReadValues(const YAML::Node& map, const std::string& origin, ConfigSource s
       } else if (!value.IsScalar() || value.Scalar().empty()) {
         problems->Add(Status::InvalidInput(
             where + ": 'history' must be a file path or off, got " + YamlNodeKind(value),
-            "e.g. history: /local/me/trtllm-history.sqlite, or history: off"));
+            "e.g. history: /local/me/trtllm-history.sqlite, history: "
+            "postgresql://me@db.example/trtllm_history, or history: off"));
       } else {
         *history = ConfigValue{key, value.Scalar(), where};
       }
