@@ -234,6 +234,24 @@ TEST_CASE("history on PostgreSQL: a case and its tests recorded and read back an
   CHECK(PgValue(db.url(), "SELECT name || ' ' || command FROM cases ORDER BY id DESC LIMIT 1") ==
         "bad?name\xc3\xa9 a?b");
 
+  // Perf points (schema v2): written in one transaction, read per match key, oldest first;
+  // a point before the prune's cut goes with the cases.
+  std::vector<trtllm_run::history::PerfPointRecord> points(3);
+  points[0] = {
+      "2026-12-01T09:00:00Z", "model=m", "token_throughput", 100.25, false, "aaa", "main", "/w/1"};
+  points[1] = {
+      "2026-12-02T09:00:00Z", "model=m", "token_throughput", 0.1 + 0.2, true, "bbb", "pr", "/w/2"};
+  points[2] = {"2026-12-02T09:00:00Z", "model=other", "token_throughput", 7, false, "", "", ""};
+  REQUIRE(store.value()->RecordPerf(points).ok());
+  auto read_points = store.value()->PerfPoints("model=m", "");
+  REQUIRE(read_points.ok());
+  REQUIRE(read_points->size() == 2);
+  CHECK(read_points->at(0).value == 100.25);
+  CHECK(read_points->at(1).value == 0.1 + 0.2);  // every digit kept
+  CHECK(read_points->at(1).pre_merge);
+  CHECK(read_points->at(1).work_dir == "/w/2");
+  CHECK(store.value()->PerfPoints("model=m", "2026-12-02T00:00:00Z")->size() == 1);
+
   // Prune: the cases before the cut and their tests go, the others stay.
   Result<std::int64_t> removed = store.value()->Prune("2026-12-02T00:00:00Z");
   REQUIRE(removed.ok());
@@ -241,6 +259,7 @@ TEST_CASE("history on PostgreSQL: a case and its tests recorded and read back an
   counts = store.value()->RowCounts();
   CHECK(counts->first == 3);
   CHECK(counts->second == 2);
+  CHECK(store.value()->PerfPoints("model=m", "")->size() == 1);
 
   // The server closes the connection (a restart, an idle timeout during a long stage): the
   // next write and read open a new one.
@@ -259,6 +278,7 @@ TEST_CASE("history on PostgreSQL: a case and its tests recorded and read back an
 TEST_CASE("history on PostgreSQL: migrations take an older schema to the newest, once",
           "[postgres][history]") {
   PgDatabase db;
+  const int current = PostgresMigrations().back().version;
   CHECK(PostgresSchemaVersion(db.url()).value() == 0);
   // 8 processes' worth of openers of a new database at once: one migrates, none fails.
   std::vector<std::thread> openers;
@@ -277,23 +297,23 @@ TEST_CASE("history on PostgreSQL: migrations take an older schema to the newest,
   for (std::thread& opener : openers) opener.join();
   for (const std::string& error : errors) CHECK(error == "");
   CHECK(opened == 8);
-  CHECK(PostgresSchemaVersion(db.url()).value() == 1);
-  CHECK(PgInt(db.url(), "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(PostgresSchemaVersion(db.url()).value() == current);
+  CHECK(PgInt(db.url(), "SELECT COUNT(*) FROM schema_version") == current);
   {
     auto v1 = OpenPostgresStore(db.url());
     REQUIRE(v1.ok());
     REQUIRE(v1.value()->Record(SampleCase("old", "PASSED")).ok());
   }
-  // A newer trtllm-run's migrations: v1, then a v2 step.
+  // A newer trtllm-run's migrations: today's, then one more step.
   std::vector<Migration> newer = PostgresMigrations();
-  newer.push_back({2, "ALTER TABLE cases ADD COLUMN extra TEXT NOT NULL DEFAULT 'v2'"});
+  newer.push_back({current + 1, "ALTER TABLE cases ADD COLUMN extra TEXT NOT NULL DEFAULT 'v2'"});
   {
     auto v2 = OpenPostgresStore(db.url(), newer);
     INFO(v2.status().ToString());
     REQUIRE(v2.ok());
     REQUIRE(v2.value()->Record(SampleCase("new", "FAILED")).ok());
   }
-  CHECK(PostgresSchemaVersion(db.url()).value() == 2);
+  CHECK(PostgresSchemaVersion(db.url()).value() == current + 1);
   CHECK(PgValue(db.url(), "SELECT string_agg(name || ':' || extra, ',' ORDER BY id) FROM cases") ==
         "old:v2,new:v2");
   REQUIRE(OpenPostgresStore(db.url(), newer).ok());  // nothing to do, nothing lost
@@ -303,15 +323,18 @@ TEST_CASE("history on PostgreSQL: migrations take an older schema to the newest,
   REQUIRE_FALSE(old.ok());
   CHECK(old.status().code() == StatusCode::kInvalidInput);
   CHECK_THAT(old.status().message(), Catch::Contains(db.url()));
-  CHECK_THAT(old.status().message(), Catch::Contains("schema is version 2, newer than"));
+  CHECK_THAT(old.status().message(),
+             Catch::Contains("schema is version " + std::to_string(current + 1) + ", newer than"));
 
   // A step that fails leaves the database as it was: no table, no version.
   PgDatabase fresh;
   std::vector<Migration> broken = PostgresMigrations();
-  broken.push_back({2, "ALTER TABLE cases ADD COLUMN x INTEGER; SELECT * FROM no_such_table"});
+  broken.push_back(
+      {current + 1, "ALTER TABLE cases ADD COLUMN x INTEGER; SELECT * FROM no_such_table"});
   auto failed = OpenPostgresStore(fresh.url(), broken);
   REQUIRE_FALSE(failed.ok());
-  CHECK_THAT(failed.status().message(), Catch::Contains("migrating to schema version 2"));
+  CHECK_THAT(failed.status().message(),
+             Catch::Contains("migrating to schema version " + std::to_string(current + 1)));
   CHECK_THAT(failed.status().message(), Catch::Contains("no_such_table"));
   CHECK(PostgresSchemaVersion(fresh.url()).value() == 0);
   CHECK(PgValue(fresh.url(), "SELECT to_regclass('cases') IS NULL") == "t");

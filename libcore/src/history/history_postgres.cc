@@ -75,6 +75,21 @@ CREATE INDEX tests_case ON tests(case_id);
 CREATE INDEX tests_counts ON tests(node_id, commit_sha, outcome, attempt, recorded_at);
 )sql";
 
+// v2: the perf metrics of every perf case (docs/perf.md), as SQLite's v2.
+constexpr char kSchemaV2[] = R"sql(
+CREATE TABLE perf_points(
+  id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  recorded_at TEXT COLLATE "C" NOT NULL,
+  match_key TEXT NOT NULL,
+  metric TEXT NOT NULL,
+  value DOUBLE PRECISION NOT NULL,
+  pre_merge INTEGER NOT NULL,
+  commit_sha TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  work_dir TEXT NOT NULL);
+CREATE INDEX perf_points_key ON perf_points(match_key, recorded_at);
+)sql";
+
 // Text PostgreSQL stores: valid UTF-8 without NUL (the connection's encoding is UTF8;
 // SQLite took any bytes). An invalid byte or a NUL becomes '?'.
 std::string StorableText(const std::string& text) {
@@ -181,6 +196,9 @@ class PostgresStore : public HistoryStore {
   Result<std::vector<CommitCounts>> CountsByCommit(const std::string& since) override;
   Result<std::map<std::string, double>> MeanDurations() override;
   Result<std::int64_t> Prune(const std::string& before) override;
+  Status RecordPerf(const std::vector<PerfPointRecord>& points) override;
+  Result<std::vector<PerfPointRecord>> PerfPoints(const std::string& match_key,
+                                                  const std::string& since) override;
   Result<std::pair<std::int64_t, std::int64_t>> RowCounts() override;
 
   // The schema's version (0: none yet); Migrate brings it to the newest of `migrations`.
@@ -427,10 +445,65 @@ Result<std::int64_t> PostgresStore::Prune(const std::string& before) {
                                    PGRES_COMMAND_OK, "pruning cases", state);
     if (!cases.ok()) return cases.status();
     removed = std::strtoll(PQcmdTuples(cases->get()), nullptr, 10);
-    return Status::Ok();
+    Result<ResultPtr> perf = Exec("DELETE FROM perf_points WHERE recorded_at < $1", params,
+                                  PGRES_COMMAND_OK, "pruning perf points", state);
+    return perf.ok() ? Status::Ok() : perf.status();
   });
   if (!pruned.ok()) return pruned;
   return removed;
+}
+
+Status PostgresStore::RecordPerf(const std::vector<PerfPointRecord>& points) {
+  if (points.empty()) return Status::Ok();
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string now = NowIso8601();
+  return Transaction([&](std::string* state) -> Status {
+    for (const PerfPointRecord& point : points) {
+      Params params;
+      params.Text(point.recorded_at.empty() ? now : point.recorded_at);
+      params.Text(point.match_key);
+      params.Text(point.metric);
+      params.Real(point.value);
+      params.Int(point.pre_merge ? 1 : 0);
+      params.Text(point.commit);
+      params.Text(point.branch);
+      params.Text(point.work_dir);
+      Result<ResultPtr> inserted = Exec(
+          "INSERT INTO perf_points(recorded_at, match_key, metric, value, pre_merge, "
+          "commit_sha, branch, work_dir) VALUES($1, $2, $3, $4, $5, $6, $7, $8)",
+          params, PGRES_COMMAND_OK, "recording a perf point", state);
+      if (!inserted.ok()) return inserted.status();
+    }
+    return Status::Ok();
+  });
+}
+
+Result<std::vector<PerfPointRecord>> PostgresStore::PerfPoints(const std::string& match_key,
+                                                               const std::string& since) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Params params;
+  params.Text(match_key);
+  params.Text(since);
+  Result<ResultPtr> result = Query(
+      "SELECT recorded_at, match_key, metric, value, pre_merge, commit_sha, branch, work_dir "
+      "FROM perf_points WHERE match_key = $1 AND recorded_at >= $2 ORDER BY recorded_at, id",
+      params, "reading perf points");
+  if (!result.ok()) return result.status();
+  std::vector<PerfPointRecord> points;
+  const PGresult* rows = result->get();
+  for (int i = 0; i < PQntuples(rows); ++i) {
+    PerfPointRecord point;
+    point.recorded_at = Cell(rows, i, 0);
+    point.match_key = Cell(rows, i, 1);
+    point.metric = Cell(rows, i, 2);
+    point.value = RealCell(rows, i, 3).value_or(0);
+    point.pre_merge = IntCell(rows, i, 4) != 0;
+    point.commit = Cell(rows, i, 5);
+    point.branch = Cell(rows, i, 6);
+    point.work_dir = Cell(rows, i, 7);
+    points.push_back(std::move(point));
+  }
+  return points;
 }
 
 Result<std::pair<std::int64_t, std::int64_t>> PostgresStore::RowCounts() {
@@ -527,7 +600,7 @@ Result<PGconn*> Connect(const std::string& url) {
 }  // namespace
 
 const std::vector<Migration>& PostgresMigrations() {
-  static const std::vector<Migration> migrations = {{1, kSchemaV1}};
+  static const std::vector<Migration> migrations = {{1, kSchemaV1}, {2, kSchemaV2}};
   return migrations;
 }
 
