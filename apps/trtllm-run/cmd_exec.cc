@@ -21,7 +21,7 @@ int ExecMain(int argc, char** argv) {
       "print result.json on stdout at the end; the job's output then goes to stderr")(
       "junit", po::value<std::string>()->value_name("PATH"),
       "also write the verdict as JUnit XML to PATH");
-  visible.add(HistoryOptions()).add(PluginOptions());
+  visible.add(HtmlOptions()).add(HistoryOptions()).add(PluginOptions());
   CommandUsage usage;
   usage.positional = "WORK_DIR";
   usage.about =
@@ -41,6 +41,7 @@ int ExecMain(int argc, char** argv) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("exec", writable);
   }
+  if (Status html = CheckHtmlFlag(vm); !html.ok()) return Fail("exec", html);
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("exec", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -52,6 +53,8 @@ int ExecMain(int argc, char** argv) {
   if (!result.ok()) return Fail("exec", result.status());
   std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("exec", vm);
   RecordInHistory("exec", store.get(), history::CaseRecordOf(result.value(), "run", ""));
+  store.reset();  // the report reads the store afresh
+  WriteHtmlIfAsked("exec", vm, result->work_dir);
   return ReportResult("exec", vm, result.value());
 }
 

@@ -50,6 +50,8 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::LogsMain},
     {"history", "what past runs say: a test's pass rate and durations, flaky tests, durations",
      trtllm_run::cli::HistoryMain},
+    {"report", "write the self-contained HTML report of a finished run, cases run or stage",
+     trtllm_run::cli::ReportMain},
     {"env", "probe Slurm (slurm_env.json) here or on a login node; --env-check: host facts",
      trtllm_run::cli::EnvMain},
     {"mcp", "serve the Model Context Protocol on stdio: tools for coding agents",
