@@ -44,8 +44,10 @@ std::string ProgressMessage(const CaseState& state) {
   return message;
 }
 
+// Finished with its report written (the supervisor writes it just after the verdict).
 bool Settled(const CaseState& state) {
-  return state.finished || state.status == "not_started" || state.status == "abandoned";
+  return (state.finished && !state.report_pending) || state.status == "not_started" ||
+         state.status == "abandoned";
 }
 
 // Runs a command here, bounded by coreutils timeout; stdout and stderr captured.
