@@ -13,6 +13,8 @@ packages=(
   python3-pytest  # tests: real pytest runs the TensorRT-LLM-shaped test trees
   python3-pytest-timeout  # tests: a test list's TIMEOUT (N) is pytest-timeout's --timeout
   groff-base bsdextrautils  # tests: the generated man page rendered (nroff -man) and read (col -b)
+  chromium  # tests: the HTML report opened headless (screenshot, DOM, net log)
+  util-linux  # tests: unshare -n runs that browser without a network
   openssh-client  # the SSH scenario (unit tests run a real ssh that fails to connect)
   clang libclang-rt-dev llvm  # sanitizer + libFuzzer build (tests/run.sh), readable ASan stacks
 )

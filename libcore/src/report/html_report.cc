@@ -215,6 +215,9 @@ void Perf(const ReportModel& model, std::string* html) {
              " <span class=\"muted\">" + HtmlText(series.case_name) + "</span>" +
              (series.regressed ? " <span class=\"badge bad\">regressed</span>" : "") + "</h3>";
     *html += PerfSvg(series);
+    *html +=
+        "<p class=\"muted\">grey: history; dashed blue: baseline; dotted orange: "
+        "threshold; large dot: this run (red when regressed)</p>";
     auto cell = [](const std::optional<double>& v, int decimals) {
       return v ? Number(*v, decimals) : std::string("-");
     };
