@@ -253,3 +253,52 @@ TEST_CASE("html report: a local_slurm cases run's timeline holds sacct's submit 
   CHECK(Count(html, "<td>sacct</td>") == 2);
   CheckInBrowser(page, repo.path() + "/browser", 2);
 }
+
+TEST_CASE("html report: a stage's reruns flaky tests and failures with their shard's log",
+          "[report][cli]") {
+  TempDir root("html_report_stage");
+  const std::string shard = root.path() + "/shard_1";
+  const std::string run_dir = root.path() + "/stage";
+  fs::create_directories(shard);
+  fs::create_directories(run_dir);
+  WriteTextFile(shard + "/result.json",
+                R"({"schema_version": 1, "status": "FAILED", "scenario": "local_direct",
+  "started_at": "2026-12-02T10:00:00Z", "finished_at": "2026-12-02T10:01:00Z",
+  "diagnosis": "pytest: 1 test(s) failed", "log_file": "SHARD/log",
+  "log_tail": ["E   AssertionError: fails <always>"], "details": {}})");
+  // As `trtllm-run stage` writes it: no schema_version.
+  std::string stage = R"({"kind": "stage", "stage": "Manual", "status": "FAILED",
+  "reason": "3 tests", "run_dir": "RUN", "started_at": "2026-12-02T10:00:00Z",
+  "finished_at": "2026-12-02T10:02:00Z", "duration_seconds": 120,
+  "counts": {"total": 3, "passed": 2, "flaky": 1, "failed": 1},
+  "shard_runs": [{"split_id": 1, "round": 0, "status": "FAILED", "job_id": "",
+    "work_dir": "SHARD", "tests": ["t.py::test_flaky", "t.py::test_fail"]}],
+  "sessions": [{"scenario": "local_direct"}],
+  "tests": [
+    {"id": "t.py::test_pass", "split_id": 1, "outcome": "passed", "seconds": 1, "reruns": 0,
+     "attempts": [{"outcome": "passed", "seconds": 1}]},
+    {"id": "t.py::test_flaky", "split_id": 1, "outcome": "flaky", "seconds": 1, "reruns": 1,
+     "rerun_note": "rerun 2 times", "attempts": [{"outcome": "failed", "seconds": 1,
+     "message": "first run fails"}, {"outcome": "passed", "seconds": 1}]},
+    {"id": "t.py::test_fail", "split_id": 1, "outcome": "failed", "seconds": 1, "reruns": 0,
+     "attempts": [{"outcome": "failed", "seconds": 1, "message": "fails <always>"}]}],
+  "warnings": ["no .test_durations"]})";
+  stage = std::regex_replace(stage, std::regex("SHARD"), shard);
+  stage = std::regex_replace(stage, std::regex("RUN"), run_dir);
+  WriteTextFile(run_dir + "/result.json", stage);
+  const std::string page = root.path() + "/stage.html";
+  CliRun run = RunCli({"report", run_dir, "--html", page, "--no-history"});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  const std::string html = ReadTextFile(page);
+  CheckRawPage(html);
+  CHECK(html.find("<td>failed → passed</td><td>flaky</td><td>rerun 2 times</td>") !=
+        std::string::npos);
+  CHECK(html.find("flaky in this run (failed, then passed on a rerun): 1") != std::string::npos);
+  CHECK(html.find("<pre class=\"log\">E   AssertionError: fails &lt;always&gt;") !=
+        std::string::npos);
+  CHECK(html.find("pytest: 1 test(s) failed") != std::string::npos);
+  CHECK(html.find("Failures (1)") != std::string::npos);
+  CHECK(Count(html, "<tr class=\"o-") == 4);  // 3 tests + 1 rerun row
+  CHECK(html.find("warning: no .test_durations") != std::string::npos);
+}
