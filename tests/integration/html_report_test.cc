@@ -10,6 +10,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "history/history_store.h"
 #include "slurm_test_util.h"
 
 namespace fs = std::filesystem;
@@ -301,4 +302,31 @@ TEST_CASE("html report: a stage's reruns flaky tests and failures with their sha
   CHECK(html.find("Failures (1)") != std::string::npos);
   CHECK(Count(html, "<tr class=\"o-") == 4);  // 3 tests + 1 rerun row
   CHECK(html.find("warning: no .test_durations") != std::string::npos);
+
+  // The history store names t.py::test_flaky flaky (a pass and a failure on one commit)
+  // and another test that is not in this run: the report lists the first only.
+  const std::string store_path = root.path() + "/history.sqlite";
+  {
+    auto store = trtllm_run::history::OpenSqliteStore(store_path);
+    REQUIRE(store.ok());
+    for (const char* outcome : {"passed", "failed"}) {
+      trtllm_run::history::CaseRecord record;
+      record.kind = "run";
+      record.name = "earlier";
+      record.commit = "abc123";
+      record.verdict = "PASSED";
+      record.tests = {{"t.py::test_flaky", outcome, std::nullopt, 0, ""},
+                      {"other.py::test_elsewhere", outcome, std::nullopt, 0, ""}};
+      REQUIRE(store.value()->Record(record).ok());
+    }
+  }
+  run = RunCli({"report", run_dir, "--html", page, "--history", store_path});
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  const std::string with_history = ReadTextFile(page);
+  CHECK(with_history.find("<table id=\"flaky\"><tr><th>test</th>") != std::string::npos);
+  CHECK(with_history.find("<tr><td>t.py::test_flaky</td><td>50.0%</td>") != std::string::npos);
+  CHECK(with_history.find("test_elsewhere") == std::string::npos);
+  CHECK(with_history.find("1 of this run&#39;s tests are flaky in the history") !=
+        std::string::npos);
 }
