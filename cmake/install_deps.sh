@@ -16,6 +16,8 @@ packages=(
   python3-pandas  # tests: the independent implementation of CI's perf baseline (perf_gate_pandas)
   groff-base bsdextrautils  # tests: the generated man page rendered (nroff -man) and read (col -b)
   strace time  # tests: what `run` opens (strace) and its peak RSS (GNU time)
+  chromium  # tests: the HTML report opened headless (screenshot, DOM, net log)
+  util-linux  # tests: unshare -n runs that browser without a network
   openssh-client  # the SSH scenario (unit tests run a real ssh that fails to connect)
   clang libclang-rt-dev llvm  # sanitizer + libFuzzer build (tests/run.sh), readable ASan stacks
 )

@@ -43,6 +43,7 @@ int LogsMain(int argc, char** argv);
 int StageMain(int argc, char** argv);
 int HistoryMain(int argc, char** argv);
 int PerfMain(int argc, char** argv);
+int ReportMain(int argc, char** argv);
 
 // The directory of a `run --cases` run (cases_dir.h) for status / attach / cancel, and
 // `plan --cases FILE` (cmd_cases.cc).
@@ -150,6 +151,15 @@ po::options_description PerfGateOptions();
 // (may be null). kInvalidInput for a bad mode or baseline file: check before running.
 Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
                                                       history::HistoryStore* store);
+// --html PATH (cmd_report.cc): run, exec and stage take it.
+po::options_description HtmlOptions();
+// kInvalidInput unless --html is absent or names a file that can be written (checked
+// before anything runs).
+Status CheckHtmlFlag(const po::variables_map& vm);
+// With --html: the report of the finished run in `run_dir` written there (a failure is an
+// error on stderr, never a change of the verdict's exit code).
+void WriteHtmlIfAsked(const std::string& subcommand, const po::variables_map& vm,
+                      const std::string& run_dir);
 
 // --history STORE and --no-history (history_flags.cc): run, stage and history take them.
 po::options_description HistoryOptions();

@@ -293,7 +293,10 @@ std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& 
              "$XDG_DATA_HOME/trtllm-run/history.sqlite (default "
              "~/.local/share/trtllm-run/history.sqlite): the history every run, case and stage "
              "test is recorded in (--history, --no-history, `history:` in "
-             "$XDG_CONFIG_HOME/trtllm-run/config.yaml); read with `trtllm-run history`.")
+             "$XDG_CONFIG_HOME/trtllm-run/config.yaml); read with `trtllm-run history`. "
+             "--html FILE (run, exec, stage) and `trtllm-run report RUN_DIR --html FILE`: one "
+             "self-contained HTML report of a run (docs/report.md); the MCP server writes "
+             "<handle>/report.html.")
       << ".SH \"SEE ALSO\"\n"
       << Roff("trtllm-run SUBCOMMAND --help; the README of the trtllm-run sources.");
   return man.str();

@@ -21,7 +21,7 @@ int ExecMain(int argc, char** argv) {
       "print result.json on stdout at the end; the job's output then goes to stderr")(
       "junit", po::value<std::string>()->value_name("PATH"),
       "also write the verdict as JUnit XML to PATH");
-  visible.add(HistoryOptions()).add(PerfGateOptions()).add(PluginOptions());
+  visible.add(HtmlOptions()).add(HistoryOptions()).add(PerfGateOptions()).add(PluginOptions());
   CommandUsage usage;
   usage.positional = "WORK_DIR";
   usage.about =
@@ -44,6 +44,7 @@ int ExecMain(int argc, char** argv) {
   // A bad --perf-gate or --perf-baseline is exit 2 before anything runs.
   Result<std::function<void(RunResult*)>> perf_check = PerfFinalizer(vm, nullptr);
   if (!perf_check.ok()) return Fail("exec", perf_check.status());
+  if (Status html = CheckHtmlFlag(vm); !html.ok()) return Fail("exec", html);
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("exec", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -58,6 +59,8 @@ int ExecMain(int argc, char** argv) {
   Result<RunResult> result = runtime.value()->ExecuteWorkDir(work_dir, options);
   if (!result.ok()) return Fail("exec", result.status());
   RecordInHistory("exec", store.get(), history::CaseRecordOf(result.value(), "run", ""));
+  store.reset();  // the report reads the store afresh
+  WriteHtmlIfAsked("exec", vm, result->work_dir);
   return ReportResult("exec", vm, result.value());
 }
 

@@ -35,6 +35,7 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("run", writable);
   }
+  if (Status html = CheckHtmlFlag(vm); !html.ok()) return Fail("run", html);
   Result<std::vector<CaseEntry>> cases =
       rerun ? LoadFailedCases(vm["rerun-failed"].as<std::string>(), shared)
             : LoadCasesFile(path, shared);
@@ -82,6 +83,7 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
     Status written = WriteFileAtomic(junit, CasesToJUnit(result.value()));
     if (!written.ok()) std::cerr << "trtllm-run run: error: " << written.ToString() << "\n";
   }
+  WriteHtmlIfAsked("run", vm, result->run_dir);
   if (vm["json"].as<bool>()) std::cout << CasesToJson(result.value()) << std::flush;
   return ExitCodeForCases(result.value());
 }
@@ -121,6 +123,7 @@ int RunMain(int argc, char** argv) {
   visible.add(CaseOptions())
       .add(run_options)
       .add(cases_options)
+      .add(HtmlOptions())
       .add(HistoryOptions())
       .add(PerfGateOptions())
       .add(PluginOptions());
@@ -145,6 +148,7 @@ int RunMain(int argc, char** argv) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("run", writable);
   }
+  if (Status html = CheckHtmlFlag(vm); !html.ok()) return Fail("run", html);
   if (!vm["max-parallel"].defaulted() || !vm["max-parallel-local"].defaulted() ||
       vm.count("run-dir")) {
     return UsageError("run",
@@ -167,6 +171,8 @@ int RunMain(int argc, char** argv) {
   Result<RunResult> result = runtime.value()->Run(request.value(), options);
   if (!result.ok()) return Fail("run", result.status());
   RecordInHistory("run", store.get(), history::CaseRecordOf(result.value(), "run", ""));
+  store.reset();  // the report reads the store afresh
+  WriteHtmlIfAsked("run", vm, result->work_dir);
   return ReportResult("run", vm, result.value());
 }
 

@@ -83,7 +83,11 @@ int StageMain(int argc, char** argv) {
       "junit", po::value<std::string>()->value_name("PATH"),
       "also write the stage's merged JUnit XML to PATH");
   po::options_description visible;
-  visible.add(CaseOptions()).add(stage_options).add(HistoryOptions()).add(PluginOptions());
+  visible.add(CaseOptions())
+      .add(stage_options)
+      .add(HtmlOptions())
+      .add(HistoryOptions())
+      .add(PluginOptions());
   po::variables_map vm;
   CommandUsage usage;
   usage.positional = "NAME";
@@ -108,6 +112,7 @@ int StageMain(int argc, char** argv) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("stage", writable);
   }
+  if (Status html = CheckHtmlFlag(vm); !html.ok()) return Fail("stage", html);
   if (shared->test_cmd || shared->bench_cmd || shared->eval_cmd || shared->custom_cmd ||
       shared->custom_script) {
     return UsageError("stage",
@@ -168,7 +173,9 @@ int StageMain(int argc, char** argv) {
   for (const history::CaseRecord& record : history::StageRecordsOf(result.value())) {
     RecordInHistory("stage", store.get(), record);
   }
+  store.reset();  // the report reads the store afresh
   std::cerr << "\n" << Summary(result.value());
+  WriteHtmlIfAsked("stage", vm, result->run_dir);
   if (vm.count("junit")) {
     Result<std::string> merged = ReadFile(result->junit_path);
     Status written =

@@ -52,6 +52,8 @@ const Subcommand kSubcommands[] = {
      trtllm_run::cli::HistoryMain},
     {"perf", "compare two runs' perf metrics (perf compare RUN_A RUN_B); check the perf gate",
      trtllm_run::cli::PerfMain},
+    {"report", "write the self-contained HTML report of a finished run, cases run or stage",
+     trtllm_run::cli::ReportMain},
     {"env", "probe Slurm (slurm_env.json) here or on a login node; --env-check: host facts",
      trtllm_run::cli::EnvMain},
     {"mcp", "serve the Model Context Protocol on stdio: tools for coding agents",

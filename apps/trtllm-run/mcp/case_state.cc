@@ -447,6 +447,25 @@ Result<std::string> CheckHandle(const std::string& handle) {
       hint);
 }
 
+// The report its supervisor writes after the verdict (kReportFile): its path once it
+// exists; pending while a supervisor started with --html is still alive without it.
+void AddReport(CaseState* state) {
+  const std::string path = Join(state->handle, kReportFile);
+  if (IsFile(path)) {
+    state->report = path;
+    return;
+  }
+  if (!state->finished) return;
+  for (const char* record_file : {kExecRecordFile, kCasesRecordFile, kStageRecordFile}) {
+    Result<SpawnRecord> record = ReadSpawnRecord(Join(state->handle, record_file));
+    if (!record.ok()) continue;
+    const bool asked =
+        std::find(record->argv.begin(), record->argv.end(), "--html") != record->argv.end();
+    state->report_pending = asked && SupervisorProven(record.value(), state->handle);
+    return;
+  }
+}
+
 Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& options) {
   Result<std::string> dir = CheckHandle(handle);
   if (!dir.ok()) return dir.status();
@@ -460,6 +479,7 @@ Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& o
     ReadCasesRun(state.handle, options, &state);
   }
   state.next = Advice(state.status);
+  AddReport(&state);
   return state;
 }
 
@@ -502,6 +522,11 @@ Value CaseStateToJson(const CaseState& state, Allocator& a) {
   }
   Set(&out, "cases", cases, a);
   SetStr(&out, "next", state.next, a);
+  if (state.report.empty()) {
+    Set(&out, "report", Value(rapidjson::kNullType), a);
+  } else {
+    SetStr(&out, "report", state.report, a);
+  }
   return out;
 }
 
@@ -518,6 +543,7 @@ std::string CaseStateText(const CaseState& state) {
   if (!state.finished && !state.last_lines.empty()) {
     out << "last line: " << state.last_lines.back() << "\n";
   }
+  if (!state.report.empty()) out << "report: " << state.report << "\n";
   out << "next: " << state.next;
   return out.str();
 }

@@ -27,6 +27,9 @@ inline constexpr char kExecRecordFile[] = "mcp_exec.json";
 inline constexpr char kCasesRecordFile[] = "mcp_cases.json";
 inline constexpr char kStageRecordFile[] = "mcp_stage.json";
 inline constexpr char kSupervisorLogFile[] = "supervisor.log";
+// The HTML report (docs/report.md) the supervisor writes at the verdict: run_case,
+// run_cases and run_stage start theirs with `--html <handle>/report.html`.
+inline constexpr char kReportFile[] = "report.html";
 
 // The supervisor the server started for a handle (`trtllm-run exec` or `run --cases`).
 struct SpawnRecord {
@@ -78,6 +81,10 @@ struct CaseState {
   std::string result_json;      // result.json as written ("" until finished)
   std::vector<CaseItem> cases;  // run_cases: its cases; run_stage: its shard jobs
   std::string next;             // what to do next, for the agent
+  // <handle>/report.html once its supervisor wrote it; "" before (and for a work dir run
+  // without --html). report_pending: finished, but the supervisor is still writing it.
+  std::string report;
+  bool report_pending = false;
 };
 
 struct StateOptions {

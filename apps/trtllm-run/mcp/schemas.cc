@@ -35,9 +35,10 @@ const char kCaseStateSchema[] = R"({
     "supervisor_alive": {"type": "boolean"},
     "result": {"type": ["object", "null"], "description": "result.json as written (docs/result-schema.md); null until finished."},
     "cases": {"type": "array", "description": "run_cases: each case's name, status and handle; run_stage: each shard job (\"split 2\", \"split 2 rerun 1\") as it starts, its status, work dir and job id.", "items": {"type": "object", "properties": {"name": {"type": "string"}, "status": {"type": "string"}, "handle": {"type": "string"}, "job_id": {"type": ["string", "null"]}}, "required": ["name", "status", "handle", "job_id"]}},
-    "next": {"type": "string", "description": "What to do next."}
+    "next": {"type": "string", "description": "What to do next."},
+    "report": {"type": ["string", "null"], "description": "The self-contained HTML report (<handle>/report.html, docs/report.md) once the verdict's supervisor wrote it; null before and for a work dir not started by this server."}
   },
-  "required": ["handle", "kind", "status", "finished", "exit_code", "reason", "diagnosis", "scenario", "workflow", "model_name", "job_id", "slurm_state", "slurm_reason", "elapsed_s", "waited_s", "log_file", "log_bytes", "last_lines", "supervisor_pid", "supervisor_alive", "result", "cases", "next"]
+  "required": ["handle", "kind", "status", "finished", "exit_code", "reason", "diagnosis", "scenario", "workflow", "model_name", "job_id", "slurm_state", "slurm_reason", "elapsed_s", "waited_s", "log_file", "log_bytes", "last_lines", "supervisor_pid", "supervisor_alive", "result", "cases", "next", "report"]
 })";
 
 const char kPlanSchema[] = R"({
@@ -148,7 +149,8 @@ const ToolText kTools[] = {
      "[]", "", true, false, false, false, true},
     {"wait_case", "Wait for a verdict",
      "Waits up to timeout_s (at most 100) for a case started by run_case or run_cases. "
-     "Returns the verdict (result.json) when it ends in time, else status running with the "
+     "Returns the verdict (result.json) and `report`, the path of the HTML report "
+     "(<handle>/report.html), when it ends in time, else status running with the "
      "elapsed time, the Slurm state and the log's last lines: call it again. Sends "
      "notifications/progress while waiting when the request has a progressToken.",
      R"({"handle": {"type": "string", "description": "The handle run_case or run_cases returned."},

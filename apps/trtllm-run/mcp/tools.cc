@@ -281,6 +281,7 @@ ToolOutcome Tools::RunCase(const Value& args, CallContext& context) {
   std::vector<std::string> argv = Command("exec", true);
   argv.insert(argv.end(), {"--kill-grace",
                            std::to_string(static_cast<int>(NumberArg(args, "kill_grace", 30)))});
+  argv.insert(argv.end(), {"--html", work_dir + "/" + kReportFile});
   argv.push_back(work_dir);
   Result<DetachedProcess> started =
       SpawnDetached(argv, "/dev/null", work_dir + "/" + kSupervisorLogFile);
@@ -351,8 +352,8 @@ ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
     Set(&shared_args, it->name.GetString(), std::move(copy), holder.GetAllocator());
   }
   std::vector<std::string> argv = Command("run", true);
-  argv.insert(argv.end(),
-              {"--cases", fs::absolute(cases_file, error).string(), "--run-dir", handle + "/run"});
+  argv.insert(argv.end(), {"--cases", fs::absolute(cases_file, error).string(), "--run-dir",
+                           handle + "/run", "--html", handle + "/" + kReportFile});
   if (shared_args.MemberCount() > 0) {
     std::string request_file = handle + "/shared_request.json";
     Status saved = WriteFileAtomic(request_file, ToJson(shared_args) + "\n");
@@ -420,7 +421,8 @@ ToolOutcome Tools::RunStage(const Value& args, CallContext& context) {
     handle = planned_dir + "_" + std::to_string(attempt);
   }
   std::vector<std::string> argv = Command("stage", true);
-  argv.insert(argv.end(), {stage, "--run-dir", handle + "/run"});
+  argv.insert(argv.end(),
+              {stage, "--run-dir", handle + "/run", "--html", handle + "/" + kReportFile});
   if (!shared.repo_root) argv.insert(argv.end(), {"--repo-root", root.value()});
   Value shared_args(rapidjson::kObjectType);
   Document holder;

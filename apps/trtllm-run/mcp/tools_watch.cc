@@ -24,6 +24,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr double kPollSeconds = 0.25;             // how often a wait looks at the work dir
 constexpr double kProgressIntervalSeconds = 2.0;  // notifications/progress while waiting
+constexpr double kReportGraceSeconds = 30.0;      // a finished case's report, past timeout_s
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -45,8 +46,10 @@ std::string ProgressMessage(const CaseState& state) {
   return message;
 }
 
+// Finished with its report written (the supervisor writes it just after the verdict).
 bool Settled(const CaseState& state) {
-  return state.finished || state.status == "not_started" || state.status == "abandoned";
+  return (state.finished && !state.report_pending) || state.status == "not_started" ||
+         state.status == "abandoned";
 }
 
 // Runs a command here, bounded by coreutils timeout; stdout and stderr captured.
@@ -87,12 +90,16 @@ ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
   double next_progress = 0;
   while (!Settled(state.value())) {
     double waited = Since(start);
-    if (waited >= timeout) break;
+    // A verdict whose report its supervisor is still writing is waited for a little past
+    // timeout_s, so that a finished state comes with its report.
+    const bool report_coming = state->finished && state->report_pending;
+    if (waited >= timeout + (report_coming ? kReportGraceSeconds : 0)) break;
     if (waited >= next_progress) {
       context.Progress(waited, timeout, ProgressMessage(state.value()));
       next_progress = waited + kProgressIntervalSeconds;
     }
-    if (!context.Sleep(std::min(kPollSeconds, timeout - waited))) break;
+    const double left = timeout - waited;  // <= 0 while waiting for the report only
+    if (!context.Sleep(left > 0 ? std::min(kPollSeconds, left) : kPollSeconds)) break;
     Result<CaseState> again = ReadCaseState(handle, options);
     if (!again.ok()) return ToolError("attach", again.status());
     state = again;

@@ -128,6 +128,7 @@ await step("run_case + wait_case: a local_direct case, waited for across calls",
                            { onprogress: (p) => progress.push(p) });
   assert.equal(first.structuredContent.status, "running");
   assert.equal(first.structuredContent.finished, false);
+  assert.equal(first.structuredContent.report, null);
   assert.ok(first.structuredContent.elapsed_s >= 0);
   assert.ok(progress.length >= 1, "no notifications/progress while waiting");
   for (let i = 1; i < progress.length; i += 1) assert.ok(progress[i].progress > progress[i - 1].progress);
@@ -136,6 +137,13 @@ await step("run_case + wait_case: a local_direct case, waited for across calls",
   assert.equal(state.status, "PASSED");
   assert.equal(state.exit_code, 0);
   assert.equal(state.result.status, "PASSED");
+  // The HTML report its supervisor wrote at the verdict (docs/report.md), named in the result.
+  assert.equal(state.report, path.join(handle, "report.html"));
+  const page = fs.readFileSync(state.report, "utf8");
+  assert.match(page, /^<!DOCTYPE html>/);
+  assert.match(page, /<span class="badge ok">PASSED<\/span>/);
+  assert.match(page, /<svg class="timeline"/);
+  assert.doesNotMatch(page, /https?:/);
   const logged = await call(client, "case_log", { handle, offset: 0 });
   assert.match(logged.structuredContent.text, /local-done/);
   const status = await call(client, "case_status", { handle });
@@ -300,6 +308,13 @@ await step("run_stage on local_slurm: 2 shards as 2 Slurm jobs, per-test outcome
   const ids = shards.map((c) => c.job_id);
   assert.ok(ids.every((id) => /^\d+$/.test(id || "")), JSON.stringify(shards));
   assert.notEqual(ids[0], ids[1]);
+  // The report's timeline holds each shard job with the scheduler's (sacct) times.
+  assert.equal(state.report, path.join(handle, "report.html"));
+  const page = fs.readFileSync(state.report, "utf8");
+  for (const id of ids) {
+    assert.match(page, new RegExp(`<tr class="job" data-job="${id}" data-submit="\\d+" data-start="\\d+" data-end="\\d+">`));
+  }
+  assert.match(page, /from the scheduler&#39;s records \(sacct\)/);
   for (const id of ids) {
     const ended = execFileSync("sacct", ["-n", "-X", "-j", id, "-o", "State%20"], { encoding: "utf8" });
     assert.match(ended, /COMPLETED|FAILED/, `job ${id}: ${ended}`);
