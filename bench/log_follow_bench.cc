@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 namespace {
 

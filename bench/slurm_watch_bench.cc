@@ -42,10 +42,11 @@
 #include <vector>
 
 #include "os/ssh.h"
-#include "slurm/client/slurm_records.h"
-#include "slurm/remote/slurm_remote.h"
-#include "slurm/submit/slurm_run.h"
-#include "slurm/watch/slurm_watch.h"
+#include "slurm/client/ssh_stream.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/submit.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace fs = std::filesystem;

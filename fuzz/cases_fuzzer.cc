@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "model/input_limits.h"
 #include "trtllm_run/multi_run.h"
+#include "trtllm_run/sdk/input_limits.h"
 
 namespace {
 

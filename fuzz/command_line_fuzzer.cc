@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "commands/command_parse.h"
-#include "commands/derive.h"
 #include "fuzz_check.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
+#include "trtllm_run/sdk/commands/derive.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 namespace {
 

@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "fuzz_check.h"
-#include "slurm/client/slurm_records.h"
-#include "slurm/submit/slurm_run.h"
+#include "model/slurm_time.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace {
 

@@ -3,8 +3,13 @@
 
 An area is a folder of libcore/src holding sources (runtime, model, slurm/watch, ...).
 Area A depends on area B when a file of A includes "B/<name>.h". The check fails (exit 1)
-naming every cycle, each arrow with one #include that makes it; it also prints how many
-private libcore/src headers plugins/ and apps/ include (reported, not yet a failure).
+naming every cycle, each arrow with one #include that makes it.
+
+The built-in plugins (plugins/) are built as a third party builds one: against the public
+and SDK headers (libcore/include/trtllm_run/) only. The check also fails naming every
+#include in plugins/, quoted or angled, of a libcore/src header that is not the plugin's
+own (a header beside the including file). It prints how many private libcore/src headers
+apps/ include (reported, not a failure).
 
   check_layout.py [SOURCE_DIR] [--graph]
 
@@ -16,6 +21,7 @@ import re
 import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]')
 SOURCE_SUFFIXES = (".h", ".cc")
 
 
@@ -27,10 +33,10 @@ def source_files(root):
                 yield os.path.join(folder, name)
 
 
-def includes(path):
+def includes(path, pattern=INCLUDE):
     with open(path, encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
-            match = INCLUDE.match(line)
+            match = pattern.match(line)
             if match:
                 yield number, match.group(1)
 
@@ -102,12 +108,15 @@ def one_cycle(graph, component):
 
 
 def private_includes(root, src, folders):
-    """The #include lines in folders that name a header of libcore/src."""
+    """The #include lines in folders ("..." or <...>) that name a header of libcore/src
+    and not a file beside the including one."""
     hits = []
     for folder in folders:
         for path in source_files(os.path.join(root, folder)):
-            for number, target in includes(path):
-                if "/" in target and os.path.isfile(os.path.join(src, target)):
+            for number, target in includes(path, ANY_INCLUDE):
+                if os.path.isfile(os.path.join(os.path.dirname(path), target)):
+                    continue  # the plugin's own header
+                if os.path.isfile(os.path.normpath(os.path.join(src, target))):
                     hits.append("%s:%d %s" % (os.path.relpath(path, root), number, target))
     return hits
 
@@ -133,11 +142,14 @@ def main(argv):
     if "--graph" in flags:
         for area in sorted(graph):
             print("  %s -> %s" % (area, ", ".join(sorted(graph[area])) or "(nothing)"))
-    for plugins_or_apps in ("plugins", "apps"):
-        hits = private_includes(root, src, [plugins_or_apps])
-        print("private libcore/src includes in %s/: %d" % (plugins_or_apps, len(hits)))
+    plugin_hits = private_includes(root, src, ["plugins"])
+    print("private libcore/src includes in plugins/: %d" % len(plugin_hits))
+    print("private libcore/src includes in apps/: %d" % len(private_includes(root, src, ["apps"])))
 
     sys.stdout.flush()
+    for hit in plugin_hits:
+        print("FAIL: plugin includes a private libcore/src header: %s (plugins use the SDK, "
+              "libcore/include/trtllm_run/sdk/, only)" % hit, file=sys.stderr)
     for a, b in mutual:
         print("FAIL: %s and %s include each other (%s; %s)" % (a, b, graph[a][b], graph[b][a]),
               file=sys.stderr)
@@ -147,9 +159,10 @@ def main(argv):
               file=sys.stderr)
         for a, b in zip(cycle, cycle[1:]):
             print("  %s -> %s: %s" % (a, b, graph[a][b]), file=sys.stderr)
-    if components:
+    if components or plugin_hits:
         return 1
     print("PASS: no include cycle between the areas of libcore/src")
+    print("PASS: plugins/ include no private libcore/src header")
     return 0
 
 

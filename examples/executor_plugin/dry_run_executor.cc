@@ -11,6 +11,7 @@
 #include <string>
 
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace {
@@ -32,14 +33,10 @@ class DryRunExecutor : public trtllm_run::Executor {
   // script into the (empty) work dir. The caller has set work_dir, log_file, scenario.
   Status Prepare(const trtllm_run::CaseRequest& /*request*/, const trtllm_run::JobPlan& plan,
                  const trtllm_run::Placement& /*placement*/, trtllm_run::JobSpec* spec) override {
-    spec->workflow_type = plan.workflow_type;
-    spec->model_name = plan.model_name;
-    spec->repo_root = plan.repo_root;
+    // What every executor copies from the plan as it is (workflow, model, repo, env,
+    // timeouts, patterns, device counts); the rest is this executor's.
+    trtllm_run::CopyPlanToSpec(plan, spec);
     spec->direct_cmd = plan.command;
-    spec->custom_env = plan.env;
-    spec->monitor_timeout_seconds = plan.monitor_timeout_seconds;
-    spec->success_patterns = plan.success_patterns;
-    spec->failure_patterns = plan.failure_patterns;
     spec->script_path = spec->work_dir + "/dry_run.sh";
 
     // The script a real run would execute: environment, then the command through bash.

@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "cli_harness.h"
-#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run_test {

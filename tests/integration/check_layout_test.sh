@@ -1,8 +1,8 @@
 #!/bin/bash
 # tests/check_layout.py fails on an include cycle between the areas of libcore/src and
 # names it: the real tree passes; copies of it with one #include added that closes a cycle
-# (two areas, then three) fail naming the areas and the added line; private includes in
-# plugins/ and apps/ are counted without failing.
+# (two areas, then three) fail naming the areas and the added line; a private include
+# planted in plugins/ fails naming the line; private includes in apps/ are counted.
 #
 #   check_layout_test.sh SOURCE_DIR
 set -euo pipefail
@@ -48,7 +48,8 @@ fresh_copy() {
 run_check "$source_dir"
 [[ $rc -eq 0 ]] || fail "the tree has an area cycle (exit $rc):"$'\n'"$out"
 expect_in_output "the tree" "PASS: no include cycle"
-expect_in_output "the tree" "private libcore/src includes in plugins/:"
+expect_in_output "the tree" "private libcore/src includes in plugins/: 0"
+expect_in_output "the tree" "PASS: plugins/ include no private libcore/src header"
 expect_in_output "the tree" "private libcore/src includes in apps/:"
 
 # 2. model -> runtime added to a tree where runtime includes model: a two-area cycle.
@@ -63,27 +64,48 @@ expect_in_output "two-area cycle" "FAIL: model and runtime include each other"
 expect_in_output "two-area cycle" "libcore/src/model/json_util.cc:$line"
 expect_in_output "two-area cycle" "area cycle"
 
-# 3. commands -> model closes model -> render -> commands: a cycle of three areas, none of
-# them including another both ways.
+# 3. supervise -> stage closes stage -> runtime -> supervise: a cycle of three areas, none
+# of them including another both ways.
 three=$(fresh_copy three)
-grep -q '#include "render/' "$three"/libcore/src/model/*.cc ||
-  fail "the premise broke: model/ no longer includes render/ (pick another triple)"
-sed -i '0,/^#include /s//#include "model\/json_util.h"\n#include /' \
-  "$three/libcore/src/commands/derive.cc"
+grep -q '#include "runtime/' "$three"/libcore/src/stage/*.cc ||
+  fail "the premise broke: stage/ no longer includes runtime/ (pick another triple)"
+grep -q '#include "supervise/' "$three"/libcore/src/runtime/*.cc ||
+  fail "the premise broke: runtime/ no longer includes supervise/ (pick another triple)"
+sed -i '0,/^#include /s//#include "stage\/rerun_policy.h"\n#include /' \
+  "$three/libcore/src/supervise/diagnosis.cc"
 run_check "$three"
 [[ $rc -eq 1 ]] || fail "three-area cycle: exit $rc, expected 1"
-expect_in_output "three-area cycle" "area cycle commands -> model -> render -> commands"
-expect_in_output "three-area cycle" "commands -> model: libcore/src/commands/derive.cc:"
+expect_in_output "three-area cycle" "area cycle runtime -> supervise -> stage -> runtime"
+expect_in_output "three-area cycle" "supervise -> stage: libcore/src/supervise/diagnosis.cc:"
 [[ $out != *"include each other"* ]] || fail "three-area cycle reported as a pair: $out"
 
-# 4. A plugin including a private header is counted, not (yet) a failure.
-counted=$(fresh_copy counted)
-mkdir -p "$counted/plugins/p"
-printf '#include "model/json_util.h"\n#include "trtllm_run/sdk/text.h"\n' >"$counted/plugins/p/p.cc"
-run_check "$counted"
-[[ $rc -eq 0 ]] || fail "a private include in plugins/ failed the check (exit $rc)"
+# 4. A plugin including a private header fails, naming the line; one in apps/ is counted,
+# not a failure; a plugin's own header beside the including file passes, also when
+# libcore/src has a header of the same name.
+planted=$(fresh_copy planted)
+mkdir -p "$planted/plugins/p" "$planted/apps/a"
+printf '#include "trtllm_run/sdk/text.h"\n#include "model/json_util.h"\n' >"$planted/plugins/p/p.cc"
+printf '#include "model/json_util.h"\n' >"$planted/apps/a/a.cc"
+run_check "$planted"
+[[ $rc -eq 1 ]] || fail "a private include in plugins/: exit $rc, expected 1"
 expect_in_output "private include" "private libcore/src includes in plugins/: 1"
-expect_in_output "private include" "private libcore/src includes in apps/: 0"
+expect_in_output "private include" "private libcore/src includes in apps/: 1"
+expect_in_output "private include" "FAIL: plugin includes a private libcore/src header: plugins/p/p.cc:2 model/json_util.h"
+
+angled=$(fresh_copy angled)
+mkdir -p "$angled/plugins/p"
+printf '#include <os/ssh.h>\n' >"$angled/plugins/p/p.cc"
+run_check "$angled"
+[[ $rc -eq 1 ]] || fail "an angled private include in plugins/: exit $rc, expected 1"
+expect_in_output "angled include" "plugins/p/p.cc:1 os/ssh.h"
+
+own=$(fresh_copy own)
+mkdir -p "$own/plugins/p/model"
+printf '#include "model/json_util.h"\n' >"$own/plugins/p/p.cc"
+touch "$own/plugins/p/model/json_util.h"
+run_check "$own"
+[[ $rc -eq 0 ]] || fail "a plugin's own header named like a private one failed (exit $rc): $out"
+expect_in_output "own header" "PASS: plugins/ include no private libcore/src header"
 
 # 5. No libcore/src there: a usage error, exit 2.
 run_check "$scratch/nowhere"

@@ -18,9 +18,9 @@
 
 #include "cli_harness.h"
 #include "mcp_test_client.h"
-#include "slurm/remote/slurm_remote.h"
-#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/workdir.h"
 
 using namespace trtllm_run;

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "cli_harness.h"
-#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
 #include "trtllm_run/runtime.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 using namespace trtllm_run;
 using namespace trtllm_run_test;

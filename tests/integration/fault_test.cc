@@ -26,10 +26,10 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/remote/slurm_remote.h"
-#include "slurm/submit/slurm_run.h"
-#include "slurm/watch/slurm_watch.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/submit.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 #include "trtllm_run/workdir.h"
 
 namespace fs = std::filesystem;

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/workdir.h"
 
 namespace fs = std::filesystem;

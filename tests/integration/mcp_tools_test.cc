@@ -7,8 +7,8 @@
 #include <thread>
 
 #include "mcp_test_client.h"
-#include "os/process.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/workdir.h"
 
 namespace fs = std::filesystem;

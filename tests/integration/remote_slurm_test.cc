@@ -18,9 +18,9 @@
 
 #include "cli_harness.h"
 #include "slurm/alloc/slurm_alloc.h"
-#include "slurm/remote/slurm_remote.h"
-#include "slurm/submit/slurm_run.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

@@ -22,10 +22,10 @@
 
 #include "cli_harness.h"
 #include "os/ssh.h"
-#include "slurm/client/slurm_client.h"
-#include "slurm/client/slurm_records.h"
-#include "slurm/watch/slurm_watch.h"
 #include "slurm_test_util.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 
 using namespace trtllm_run;
 using namespace trtllm_run_test;

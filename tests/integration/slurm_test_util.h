@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "slurm/client/slurm_records.h"
 #include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/slurm/records.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run_test {

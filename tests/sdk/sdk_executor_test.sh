@@ -4,7 +4,10 @@
 # Slurm traits, executor_options of its own) out of tree against it, and drive it through
 # the installed trtllm-run on the test cluster: the probe and validated partition (a bad
 # one is exit 2), slurm_env in the placement, its options (a bad one is exit 2, nothing
-# written), a real sbatch run, and `trtllm-run status WORK_DIR` answered by the executor.
+# written), `trtllm-run status WORK_DIR` answered by the executor, and real Slurm jobs run
+# through the SDK's public Slurm kit (SlurmClient submit, SlurmWatcher, JudgeSlurmJob):
+# a passing job, a failing one judged FAILED with its exit code from the end marker, and
+# one the watcher scancels at the monitor timeout (TIMEOUT, gone from the queue).
 #
 #   sdk_executor_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -148,4 +151,42 @@ run_step status-run "${CLI[@]}" status "$run_dir"
 expect_rc status-run 0
 expect_in status-run "PASSED"
 
-echo "PASS: a third-party executor with the Slurm traits gets the probe, validated placement, its options and status"
+python3 - "$TMP/run.out" <<'PY' || fail "the passing run's result: $(cat "$TMP/run.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["exit_code"] == 0, r["exit_code"]
+assert r["details"]["job_id"].isdigit(), r["details"]
+# The watcher asked the controller (the verdict waits for it), not sbatch --wait.
+assert int(r["details"]["sdk_client_controller_queries"]) >= 1, r["details"]
+assert "COMPLETED" in r["reason"] or "exit code 0" in r["reason"], r["reason"]
+PY
+
+echo "== a failing job: the watcher's verdict is FAILED with the job's exit code"
+run_step failing "${CLI[@]}" run "${CASE[@]}" --partition debug \
+  --custom-cmd 'echo "about to fail"; exit 3' --json
+expect_rc failing 1
+python3 - "$TMP/failing.out" <<'PY' || fail "the failing run's result: $(cat "$TMP/failing.out")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "FAILED", r["status"]
+assert r["exit_code"] == 3, r["exit_code"]
+assert "3" in r["reason"], r["reason"]
+PY
+
+echo "== the monitor timeout: the watcher scancels the running job, TIMEOUT"
+run_step timeout "${CLI[@]}" run "${CASE[@]}" --partition debug --monitor-timeout 8s \
+  --custom-cmd 'echo started; sleep 240' --json
+expect_rc timeout 4
+timeout_job=$(python3 - "$TMP/timeout.out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "TIMEOUT", (r["status"], r["reason"])
+assert "monitor" in r["reason"].lower() or "timeout" in r["reason"].lower(), r["reason"]
+print(r["details"]["job_id"])
+PY
+) || fail "the timed-out run's result: $(cat "$TMP/timeout.out")"
+if squeue -h -j "$timeout_job" -o %T 2>/dev/null | grep -Eq 'RUNNING|PENDING|COMPLETING'; then
+  fail "job $timeout_job still runs after its TIMEOUT verdict"
+fi
+
+echo "PASS: a third-party executor with the Slurm traits gets the probe, validated placement, its options and status, and runs jobs through the SDK's Slurm kit (submit, watch, verdict)"

@@ -2,8 +2,8 @@
 // nounset, pipefail and (set -E with an ERR trap that exits) the first failing command ends
 // it with its exit code. The shipped Slurm run script (run here with bash, as a job step
 // runs it), local_direct's argv and local_docker's payload all give the same results.
-#include "docker/render_docker.h"
 #include "plan_test_support.h"
+#include "render_docker.h"
 
 using namespace plan_test;
 

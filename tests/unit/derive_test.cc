@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "commands/derive.h"
+#include "trtllm_run/sdk/commands/derive.h"
 
 using namespace trtllm_run;
 

@@ -2,7 +2,7 @@
 // reads, binary bytes, malformed streams; and the real follower script (bash, run here)
 // through FileFollowStream: a path with spaces and quotes, a growing file, a missing one
 // that appears, a file truncated and one replaced by a shorter one.
-#include "slurm/client/file_follow_stream.h"
+#include "trtllm_run/sdk/slurm/file_follow_stream.h"
 
 #include <stdlib.h>
 #include <unistd.h>
@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 
 namespace trtllm_run {
 namespace {

@@ -1,6 +1,6 @@
 // Input limits (input_limits.h) and the cases-file format rules (multi_run.h): bounded
 // reads of files and endless devices, YAML node and depth budgets, plain-list lines.
-#include "model/input_limits.h"
+#include "trtllm_run/sdk/input_limits.h"
 
 #include <unistd.h>
 

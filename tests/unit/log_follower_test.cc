@@ -1,7 +1,7 @@
 // PatternScanner and LogFollower: patterns split across chunks, case, lines, incremental
 // reads of a growing real file, truncation and replacement, and the cost of following a
 // 100 MB log.
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 #include <fcntl.h>
 #include <stdio.h>

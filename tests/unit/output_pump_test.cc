@@ -1,6 +1,6 @@
 // OutputPump: output to a sink that fails is reported, once per sink, and the other sink
 // still gets it.
-#include "supervise/output_pump.h"
+#include "trtllm_run/sdk/supervise/output_pump.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 namespace trtllm_run {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "model/input_limits.h"
 #include "perf/perf_metrics.h"
 #include "plan_test_support.h"
+#include "trtllm_run/sdk/input_limits.h"
 
 namespace trtllm_run::perf {
 namespace {

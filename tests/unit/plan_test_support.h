@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "commands/command_parse.h"
-#include "slurm/render/render_slurm.h"
 #include "trtllm_run/registry.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 #include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/slurm/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace plan_test {

@@ -1,6 +1,7 @@
 // The plugin API version is tied to the types plugins exchange with core: a fingerprint
-// of the SDK headers (plugin_api.h and every trtllm_run/ header it includes, directly or
-// not), with comments, whitespace and the version's own #define left out, is recorded per
+// of the SDK headers (every header under trtllm_run/sdk/, the toolkit the built-in
+// plugins use included, and every trtllm_run/ header they include, directly or not),
+// with comments, whitespace and the version's own #define left out, is recorded per
 // TRTLLM_RUN_PLUGIN_API_VERSION in tests/fixtures/plugin_api/fingerprints.txt. Changing
 // a declaration there without bumping the version fails this test; the failure says
 // which line to add.
@@ -73,10 +74,16 @@ std::string Declarations(const std::string& source) {
   return out;
 }
 
-// plugin_api.h and the trtllm_run/ headers it reaches through #include "trtllm_run/...".
+// Every header under trtllm_run/sdk/ and the trtllm_run/ headers they reach through
+// #include "trtllm_run/...".
 std::set<std::string> SdkHeaders() {
   std::set<std::string> seen;
-  std::vector<std::string> todo = {"trtllm_run/sdk/plugin_api.h"};
+  std::vector<std::string> todo;
+  for (const auto& entry : fs::recursive_directory_iterator(kIncludeDir / "trtllm_run" / "sdk")) {
+    if (entry.is_regular_file() && entry.path().extension() == ".h") {
+      todo.push_back(entry.path().lexically_relative(kIncludeDir).generic_string());
+    }
+  }
   while (!todo.empty()) {
     std::string header = todo.back();
     todo.pop_back();
@@ -127,6 +134,9 @@ TEST_CASE("plugin API: the SDK headers' fingerprint is the one recorded for this
   const std::set<std::string> headers = SdkHeaders();
   REQUIRE(headers.count("trtllm_run/sdk/executor.h") == 1);  // the walk found the interfaces
   REQUIRE(headers.count("trtllm_run/sdk/workflow.h") == 1);
+  // The toolkit the built-in plugins link is under the version too.
+  REQUIRE(headers.count("trtllm_run/sdk/supervise/supervisor.h") == 1);
+  REQUIRE(headers.count("trtllm_run/sdk/slurm/watch.h") == 1);
   std::string listed;
   for (const std::string& header : headers) listed += " " + header;
 

@@ -1,6 +1,6 @@
 // ChildProcess against real processes: exit codes and signals, the merged output pipe,
 // environment, working directory, and that ending the group ends every descendant.
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 
 #include <dirent.h>
 #include <fcntl.h>

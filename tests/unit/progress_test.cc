@@ -1,5 +1,5 @@
 // Progress lines: the live line on a terminal, plain lines elsewhere.
-#include "supervise/progress.h"
+#include "trtllm_run/sdk/supervise/progress.h"
 
 #include <catch2/catch.hpp>
 #include <sstream>

@@ -1,7 +1,7 @@
 // Category 1 rendering: the docker run options, the payload, docker_cmd as a person would
 // paste it, docker_cmd.sh, and the inputs it validates. The commands are read back with a
 // real shell (bash) where byte-for-byte quoting matters.
-#include "docker/render_docker.h"
+#include "render_docker.h"
 
 #include <stdio.h>
 #include <sys/wait.h>

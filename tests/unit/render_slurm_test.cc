@@ -5,7 +5,7 @@
 #include <rapidjson/document.h>
 
 #include "plan_test_support.h"
-#include "slurm/client/slurm_records.h"
+#include "trtllm_run/sdk/slurm/records.h"
 
 using namespace plan_test;
 

@@ -4,11 +4,11 @@
 #include <catch2/catch.hpp>
 #include <string>
 
-#include "slurm/client/slurm_records.h"
-#include "slurm/verdict/slurm_verdict.h"
 #include "supervise/diagnosis.h"
-#include "supervise/local_run_verdict.h"
 #include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/supervise/local_run_verdict.h"
 #include "trtllm_run/sdk/text.h"
 
 using namespace trtllm_run;

@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "model/slurm_pending.h"
-#include "slurm/client/slurm_records.h"
-#include "slurm/verdict/slurm_verdict.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
 
 using namespace trtllm_run;
 

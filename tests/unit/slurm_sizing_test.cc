@@ -4,10 +4,10 @@
 // without accounting, and custom_env with a command that is not custom.
 #include <rapidjson/document.h>
 
-#include "commands/derive.h"
 #include "placement/routing.h"
 #include "plan_test_support.h"
 #include "slurm/probe/slurm_probe.h"
+#include "trtllm_run/sdk/commands/derive.h"
 
 using namespace plan_test;
 

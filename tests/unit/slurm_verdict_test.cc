@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "slurm/client/slurm_records.h"
-#include "slurm/verdict/slurm_verdict.h"
-#include "supervise/log_follower.h"
+#include "model/slurm_time.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 namespace fs = std::filesystem;
 using namespace trtllm_run;

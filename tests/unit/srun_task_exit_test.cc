@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "slurm/client/slurm_records.h"
-#include "slurm/verdict/slurm_verdict.h"
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 using namespace trtllm_run;
 

@@ -2,8 +2,8 @@
 // workflow turns them into commands.
 #include <catch2/catch.hpp>
 
-#include "commands/command_parse.h"
 #include "plan_test_support.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 
 using namespace plan_test;
 

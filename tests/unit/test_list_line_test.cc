@@ -2,7 +2,7 @@
 // plain lists in the shape of tests/integration/test_lists/qa/*.txt and waives.txt, and
 // test-db YAMLs in the shape of tests/integration/test_lists/test-db/l0_*.yml. The lines
 // below are written here in those shapes, not copied from the repo.
-#include "commands/test_list_line.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
 
 #include <catch2/catch.hpp>
 #include <string>

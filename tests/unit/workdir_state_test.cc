@@ -10,8 +10,8 @@
 #include <fstream>
 #include <string>
 
-#include "os/process.h"
 #include "scratch_work_dir.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

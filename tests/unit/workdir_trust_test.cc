@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <string>
 
-#include "docker/render_docker.h"
-#include "os/process.h"
-#include "slurm/submit/slurm_run.h"
+#include "render_docker.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "model/workdir_files.h"
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run::mcp {

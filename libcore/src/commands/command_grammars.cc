@@ -6,7 +6,7 @@
 #include <filesystem>
 
 #include "commands/command_excerpt.h"
-#include "commands/command_parse.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

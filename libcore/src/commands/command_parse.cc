@@ -1,5 +1,5 @@
 // Quote-aware reading of shell command lines (see command_parse.h).
-#include "commands/command_parse.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 
 #include <algorithm>
 #include <cctype>

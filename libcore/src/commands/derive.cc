@@ -1,4 +1,4 @@
-#include "commands/derive.h"
+#include "trtllm_run/sdk/commands/derive.h"
 
 #include <vector>
 

@@ -1,8 +1,8 @@
 // TensorRT-LLM test-list lines (see test_list_line.h).
-#include "commands/test_list_line.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
 
 #include "commands/command_excerpt.h"
-#include "commands/command_parse.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <map>
 
-#include "model/input_limits.h"
 #include "model/yaml_util.h"
-#include "render/render.h"
+#include "trtllm_run/sdk/input_limits.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -1,6 +1,6 @@
 // Input limits (input_limits.h): bounded file reads, and the nesting and alias expansion
 // a YAML document may have, checked by walking it iteratively before anything converts it.
-#include "model/input_limits.h"
+#include "trtllm_run/sdk/input_limits.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

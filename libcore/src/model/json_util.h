@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/input_limits.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {

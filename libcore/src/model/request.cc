@@ -9,12 +9,12 @@
 #include <map>
 
 #include "model/edit_distance.h"
-#include "model/input_limits.h"
 #include "model/request_field_table.h"
 #include "model/slurm_time.h"
 #include "model/trust.h"
 #include "model/utf8.h"
 #include "model/yaml_util.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

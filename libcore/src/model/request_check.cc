@@ -3,10 +3,10 @@
 #include <string_view>
 #include <vector>
 
-#include "model/input_limits.h"
 #include "model/request_field_table.h"
 #include "model/utf8.h"
 #include "trtllm_run/request.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

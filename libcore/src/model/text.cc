@@ -18,8 +18,8 @@
 #include <mutex>
 #include <set>
 
-#include "model/input_limits.h"
 #include "model/utf8.h"
+#include "trtllm_run/sdk/input_limits.h"
 
 namespace trtllm_run {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <string>
 
-#include "model/input_limits.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {

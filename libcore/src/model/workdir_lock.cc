@@ -17,9 +17,9 @@
 #include <string>
 
 #include "model/dir_util.h"
-#include "model/input_limits.h"
 #include "model/json_util.h"
-#include "os/process.h"
+#include "trtllm_run/sdk/input_limits.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

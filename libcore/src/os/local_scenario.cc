@@ -18,7 +18,7 @@
 #include <boost/process/v2/process.hpp>
 #include <boost/process/v2/stdio.hpp>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/scenario.h"
 
 namespace trtllm_run {

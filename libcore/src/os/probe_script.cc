@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <random>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

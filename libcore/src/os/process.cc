@@ -1,4 +1,4 @@
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -21,7 +21,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

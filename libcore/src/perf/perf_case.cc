@@ -7,9 +7,9 @@
 #include <set>
 
 #include "history/history_record.h"
-#include "model/input_limits.h"
 #include "model/json_util.h"
 #include "perf/perf_metrics.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::perf {

@@ -9,9 +9,9 @@
 #include <map>
 #include <sstream>
 
-#include "model/input_limits.h"
 #include "model/json_util.h"
 #include "perf/perf_metrics.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::perf {

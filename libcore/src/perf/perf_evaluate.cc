@@ -1,12 +1,12 @@
 // `perf evaluate FILE` (perf_evaluate.h).
 #include "perf/perf_evaluate.h"
 
-#include "model/input_limits.h"
 #include "model/json_util.h"
 #include "model/result_perf.h"
 #include "perf/perf_case.h"
 #include "perf/perf_gate.h"
 #include "perf/perf_metrics.h"
+#include "trtllm_run/sdk/input_limits.h"
 
 namespace trtllm_run::perf {
 namespace {

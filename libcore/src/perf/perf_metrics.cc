@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <set>
 
-#include "commands/command_parse.h"
 #include "model/json_util.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 
 namespace trtllm_run::perf {
 namespace {

@@ -3,7 +3,7 @@
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem/path.hpp>
 
-#include "render/render.h"
+#include "trtllm_run/sdk/render.h"
 
 #ifndef TRTLLM_RUN_DATA_RELDIR
 #define TRTLLM_RUN_DATA_RELDIR "../share/trtllm-run"

@@ -10,12 +10,12 @@
 #include <string_view>
 #include <vector>
 
-#include "commands/command_parse.h"
-#include "commands/test_list_line.h"
 #include "model/dir_util.h"
-#include "model/input_limits.h"
 #include "model/yaml_util.h"
 #include "trtllm_run/multi_run.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

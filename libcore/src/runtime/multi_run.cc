@@ -26,12 +26,12 @@
 
 #include "model/dir_util.h"
 #include "model/plugin_call.h"
-#include "os/process.h"
 #include "runtime/cases_dir.h"
 #include "runtime/cases_report.h"
-#include "supervise/progress.h"
 #include "trtllm_run/report.h"
 #include "trtllm_run/sdk/executor.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/supervise/progress.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -13,9 +13,7 @@
 #include <mutex>
 #include <sstream>
 
-#include "commands/test_list_line.h"
 #include "model/dir_util.h"
-#include "model/input_limits.h"
 #include "model/plugin_call.h"
 #include "model/problems.h"
 #include "os/ssh.h"
@@ -24,10 +22,13 @@
 #include "placement/routing.h"
 #include "runtime/config_trust.h"
 #include "slurm/probe/slurm_probe.h"
-#include "slurm/remote/slurm_remote.h"
-#include "slurm/render/render_slurm.h"
-#include "slurm/submit/slurm_run.h"
+#include "slurm/submit/ssh_settings.h"
 #include "supervise/diagnosis.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
+#include "trtllm_run/sdk/input_limits.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/render.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/user_config.h"
 #include "trtllm_run/workdir.h"

@@ -13,11 +13,11 @@
 #include <filesystem>
 #include <set>
 
-#include "model/input_limits.h"
 #include "model/problems.h"
 #include "model/trust.h"
 #include "model/yaml_util.h"
 #include "runtime/config_trust.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -8,12 +8,12 @@
 #include <set>
 #include <sstream>
 
-#include "commands/test_list_line.h"
 #include "model/edit_distance.h"
-#include "model/input_limits.h"
 #include "stage/least_duration.h"
 #include "stage/stage_table.h"
 #include "stage/test_db_render.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -9,10 +9,10 @@
 #include <set>
 #include <sstream>
 
-#include "commands/test_list_line.h"
 #include "model/dir_util.h"
 #include "model/json_util.h"
 #include "stage/rerun_policy.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "commands/test_list_line.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {

@@ -1,9 +1,9 @@
 // The verdict of a locally supervised job (local_run_verdict.h).
-#include "supervise/local_run_verdict.h"
+#include "trtllm_run/sdk/supervise/local_run_verdict.h"
 
 #include <signal.h>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 
 namespace trtllm_run {
 namespace {

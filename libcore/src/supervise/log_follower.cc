@@ -1,4 +1,4 @@
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 #include <errno.h>
 #include <fcntl.h>

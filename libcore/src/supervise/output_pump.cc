@@ -1,5 +1,5 @@
 // The job output pump (output_pump.h).
-#include "supervise/output_pump.h"
+#include "trtllm_run/sdk/supervise/output_pump.h"
 
 #include <errno.h>
 #include <fcntl.h>

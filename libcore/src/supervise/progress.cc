@@ -1,5 +1,5 @@
 // Progress lines (progress.h).
-#include "supervise/progress.h"
+#include "trtllm_run/sdk/supervise/progress.h"
 
 #include <sys/ioctl.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // The supervision loop (supervisor.h).
-#include "supervise/supervisor.h"
+#include "trtllm_run/sdk/supervise/supervisor.h"
 
 #include <poll.h>
 

@@ -25,14 +25,14 @@
 #include <string>
 #include <vector>
 
-#include "os/process.h"
-#include "render/render.h"
-#include "supervise/local_run_verdict.h"
-#include "supervise/log_follower.h"
-#include "supervise/output_pump.h"
-#include "supervise/progress.h"
-#include "supervise/supervisor.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/render.h"
+#include "trtllm_run/sdk/supervise/local_run_verdict.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/output_pump.h"
+#include "trtllm_run/sdk/supervise/progress.h"
+#include "trtllm_run/sdk/supervise/supervisor.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

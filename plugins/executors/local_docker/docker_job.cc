@@ -16,13 +16,13 @@
 #include <utility>
 #include <vector>
 
-#include "docker/docker_cli.h"
-#include "os/process.h"
-#include "supervise/local_run_verdict.h"
-#include "supervise/log_follower.h"
-#include "supervise/output_pump.h"
-#include "supervise/progress.h"
-#include "supervise/supervisor.h"
+#include "docker_cli.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/supervise/local_run_verdict.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/output_pump.h"
+#include "trtllm_run/sdk/supervise/progress.h"
+#include "trtllm_run/sdk/supervise/supervisor.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

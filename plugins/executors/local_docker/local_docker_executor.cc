@@ -24,12 +24,12 @@
 #include <utility>
 #include <vector>
 
-#include "docker/docker_cli.h"
-#include "docker/render_docker.h"
+#include "docker_cli.h"
 #include "docker_job.h"
-#include "os/process.h"
-#include "render/render.h"
+#include "render_docker.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

@@ -4,12 +4,12 @@
 // persistent-mode fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): sbatch, watch, scancel, verdict; persistent mode runs the
 // script's steps in a held allocation.
-#include "slurm/alloc/held_allocations.h"
-#include "slurm/render/render_slurm.h"
-#include "slurm/submit/slurm_describe.h"
-#include "slurm/submit/slurm_run.h"
-#include "slurm/submit/slurm_session.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/slurm/describe.h"
+#include "trtllm_run/sdk/slurm/held.h"
+#include "trtllm_run/sdk/slurm/render.h"
+#include "trtllm_run/sdk/slurm/session.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace trtllm_run {
 namespace {

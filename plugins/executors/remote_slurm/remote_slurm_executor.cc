@@ -5,13 +5,13 @@
 // library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
 // transfer, sbatch, watch, scancel, verdict, logs copied back. `run --cases` shares
 // all but the transfer and sbatch per destination (slurm_remote_session.h).
-#include "slurm/alloc/held_allocations.h"
-#include "slurm/remote/slurm_remote.h"
-#include "slurm/remote/slurm_remote_session.h"
-#include "slurm/render/render_slurm.h"
-#include "slurm/submit/slurm_describe.h"
-#include "slurm/submit/slurm_run.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/slurm/describe.h"
+#include "trtllm_run/sdk/slurm/held.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/remote_session.h"
+#include "trtllm_run/sdk/slurm/render.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace trtllm_run {
 namespace {

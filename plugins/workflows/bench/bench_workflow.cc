@@ -3,10 +3,10 @@
 // Devices are tp x pp of the LAST trtllm-bench invocation (--tp or --tp_size, --pp or
 // --pp_size: ParseBenchCommand; --ep adds none); the job is single-node; with more than
 // one task the run step is MPI-launched through trtllm-llmapi-launch.
-#include "commands/command_parse.h"
-#include "commands/derive.h"
-#include "render/render.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
+#include "trtllm_run/sdk/commands/derive.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -7,9 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "commands/derive.h"
-#include "render/render.h"
+#include "trtllm_run/sdk/commands/derive.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

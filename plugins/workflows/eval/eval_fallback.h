@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "commands/command_parse.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 #include "trtllm_run/sdk/plan.h"
 
 namespace trtllm_run {

@@ -6,11 +6,11 @@
 // so that mpi4py, which trtllm-eval imports, does not initialise MPI against them and
 // fail with MPI_ERR_SPAWN. A job that needs more than one node goes to the Slurm
 // executors' perf-sanity fallback, which they refuse unless the request opts in.
-#include "commands/command_parse.h"
-#include "commands/derive.h"
 #include "eval_fallback.h"
-#include "render/render.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
+#include "trtllm_run/sdk/commands/derive.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -7,9 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "commands/command_parse.h"
-#include "commands/derive.h"
-#include "model/input_limits.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
+#include "trtllm_run/sdk/commands/derive.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

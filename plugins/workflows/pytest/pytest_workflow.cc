@@ -12,15 +12,15 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "commands/command_parse.h"
-#include "commands/derive.h"
-#include "commands/test_list_line.h"
-#include "model/input_limits.h"
 #include "perf_sanity_plan.h"
 #include "pytest_outcome.h"
 #include "python_markers.h"
-#include "render/render.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
+#include "trtllm_run/sdk/commands/derive.h"
+#include "trtllm_run/sdk/commands/test_list_line.h"
+#include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/plugin_api.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -26,7 +26,9 @@
 // 11: JobDescription scheduler_state, scheduler_reason, problem; LaunchFacts::uses_models_root;
 //     the after_placement hook runs once per case.
 // 12: RunResult::perf (PerfSection: metrics, match key, gate, history); RunOptions::finalize.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 12
+// 13: the toolkit of the built-in plugins joins the SDK and the fingerprint (every header
+//     under sdk/): process, supervise/, commands/, input_limits, render, slurm/.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 13
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

@@ -1,13 +1,14 @@
-#include "slurm/alloc/held_allocations.h"
 #include "slurm/alloc/slurm_alloc.h"
-#include "slurm/remote/slurm_remote.h"
+#include "slurm/submit/ssh_settings.h"
+#include "trtllm_run/sdk/slurm/held.h"
+#include "trtllm_run/sdk/slurm/remote.h"
 
 #include <algorithm>
 #include <ctime>
 #include <memory>
 
 #include "os/ssh.h"
-#include "slurm/submit/slurm_run.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace trtllm_run {
 namespace {

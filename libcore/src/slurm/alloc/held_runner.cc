@@ -10,8 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "os/process.h"
-#include "supervise/output_pump.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/supervise/output_pump.h"
 #include "trtllm_run/workdir.h"
 
 namespace trtllm_run {

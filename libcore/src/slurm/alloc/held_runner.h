@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "slurm/client/slurm_client.h"
-#include "supervise/progress.h"
-#include "supervise/supervisor.h"
 #include "trtllm_run/sdk/plan.h"
 #include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/supervise/progress.h"
+#include "trtllm_run/sdk/supervise/supervisor.h"
 #include "trtllm_run/status.h"
 #include "trtllm_run/workdir.h"
 

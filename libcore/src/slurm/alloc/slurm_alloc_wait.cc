@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "model/slurm_pending.h"
-#include "slurm/client/slurm_records.h"
 #include "slurm/submit/slurm_internal.h"
 #include "supervise/diagnosis.h"
+#include "trtllm_run/sdk/slurm/records.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::internal {

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "os/process.h"
-#include "slurm/client/slurm_client.h"
-#include "slurm/verdict/slurm_verdict.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/executor.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
 
 namespace trtllm_run::internal {
 

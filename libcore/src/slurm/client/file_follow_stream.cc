@@ -1,10 +1,10 @@
 // FileFollowStream (file_follow_stream.h).
-#include "slurm/client/file_follow_stream.h"
+#include "trtllm_run/sdk/slurm/file_follow_stream.h"
 
 #include <algorithm>
 #include <optional>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -1,12 +1,13 @@
 // SlurmClient (slurm_client.h).
-#include "slurm/client/slurm_client.h"
+#include "trtllm_run/sdk/slurm/client.h"
 
 #include <algorithm>
 #include <sstream>
 
-#include "os/process.h"
 #include "os/ssh.h"
 #include "slurm/client/job_file_io.h"
+#include "slurm/client/ssh_stream.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "slurm/client/slurm_records.h"
+#include "trtllm_run/sdk/slurm/records.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

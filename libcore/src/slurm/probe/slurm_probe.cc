@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "os/probe_script.h"
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

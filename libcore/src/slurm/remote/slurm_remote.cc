@@ -14,12 +14,13 @@
 #include <string>
 #include <vector>
 
-#include "os/process.h"
 #include "os/ssh.h"
-#include "slurm/remote/slurm_remote.h"
 #include "slurm/remote/slurm_remote_stages.h"
 #include "slurm/submit/slurm_internal.h"
-#include "slurm/submit/slurm_run.h"
+#include "slurm/submit/ssh_settings.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

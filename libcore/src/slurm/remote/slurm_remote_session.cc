@@ -1,6 +1,6 @@
 // The remote Slurm session (slurm_remote_session.h): per SSH destination one master
 // connection, the shared stages of slurm_remote_stages.h run once, one shared watcher.
-#include "slurm/remote/slurm_remote_session.h"
+#include "trtllm_run/sdk/slurm/remote_session.h"
 
 #include <atomic>
 #include <chrono>
@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "model/plugin_call.h"
-#include "slurm/remote/slurm_remote.h"
 #include "slurm/remote/slurm_remote_stages.h"
 #include "slurm/submit/slurm_internal.h"
 #include "slurm/watch/shared_watcher.h"
+#include "trtllm_run/sdk/slurm/remote.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

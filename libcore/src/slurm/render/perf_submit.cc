@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::internal {

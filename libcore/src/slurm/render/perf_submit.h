@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "slurm/render/render_slurm.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/sdk/job_spec.h"
+#include "trtllm_run/sdk/slurm/render.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::internal {

@@ -7,13 +7,13 @@
 #include <set>
 #include <sstream>
 
-#include "slurm/client/slurm_records.h"
 #include "slurm/probe/slurm_probe.h"
 #include "slurm/render/perf_submit.h"
-#include "slurm/render/render_slurm.h"
 #include "slurm/render/slurm_resolve.h"
 #include "slurm/render/slurm_sizing.h"
 #include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/render.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/version.h"
 

@@ -9,11 +9,12 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "model/input_limits.h"
+#include "model/slurm_time.h"
 #include "placement/image.h"
-#include "slurm/client/slurm_records.h"
 #include "slurm/probe/slurm_probe.h"
 #include "slurm/render/slurm_sizing.h"
+#include "trtllm_run/sdk/input_limits.h"
+#include "trtllm_run/sdk/slurm/records.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::internal {

@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "placement/mounts.h"
-#include "slurm/render/render_slurm.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/plan.h"
+#include "trtllm_run/sdk/slurm/render.h"
 
 namespace trtllm_run::internal {
 

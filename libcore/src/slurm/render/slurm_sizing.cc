@@ -7,8 +7,8 @@
 #include <cstdio>
 
 #include "model/slurm_time.h"
-#include "slurm/client/slurm_records.h"
 #include "slurm/probe/slurm_probe.h"
+#include "trtllm_run/sdk/slurm/records.h"
 
 namespace trtllm_run::internal {
 namespace {

@@ -1,10 +1,11 @@
-#include "slurm/submit/slurm_describe.h"
+#include "trtllm_run/sdk/slurm/describe.h"
 
 #include <memory>
 
 #include "os/ssh.h"
-#include "slurm/client/slurm_client.h"
-#include "slurm/submit/slurm_run.h"
+#include "slurm/submit/ssh_settings.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace trtllm_run {
 namespace {

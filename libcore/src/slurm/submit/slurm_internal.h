@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "slurm/watch/slurm_watch.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/executor.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 
 namespace trtllm_run::internal {
 

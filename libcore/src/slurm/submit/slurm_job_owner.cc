@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "model/dir_util.h"
-#include "slurm/client/slurm_client.h"
-#include "slurm/submit/slurm_run.h"
 #include "slurm/watch/slurm_watch_job.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

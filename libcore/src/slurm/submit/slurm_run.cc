@@ -14,13 +14,15 @@
 #include <thread>
 
 #include "model/dir_util.h"
+#include "model/slurm_time.h"
 #include "model/trust.h"
-#include "os/process.h"
 #include "slurm/submit/slurm_internal.h"
-#include "slurm/submit/slurm_run.h"
-#include "slurm/watch/slurm_watch.h"
+#include "slurm/submit/ssh_settings.h"
 #include "supervise/diagnosis.h"
-#include "supervise/progress.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/slurm/submit.h"
+#include "trtllm_run/sdk/slurm/watch.h"
+#include "trtllm_run/sdk/supervise/progress.h"
 #include "trtllm_run/sdk/text.h"
 #include "trtllm_run/workdir.h"
 

@@ -5,9 +5,9 @@
 #include <map>
 
 #include "slurm/submit/slurm_internal.h"
-#include "slurm/submit/slurm_run.h"
-#include "slurm/submit/slurm_session.h"
 #include "slurm/watch/shared_watcher.h"
+#include "trtllm_run/sdk/slurm/session.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 
 namespace trtllm_run {
 namespace {

@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "slurm/client/slurm_records.h"
-#include "slurm/verdict/slurm_verdict.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
 
 namespace trtllm_run {
 

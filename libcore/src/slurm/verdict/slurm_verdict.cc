@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "model/slurm_pending.h"
-#include "os/process.h"
-#include "slurm/client/slurm_records.h"
 #include "slurm/verdict/slurm_failing_step.h"
-#include "slurm/verdict/slurm_verdict.h"
 #include "supervise/diagnosis.h"
-#include "supervise/local_run_verdict.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/supervise/local_run_verdict.h"
 
 namespace trtllm_run {
 namespace {

@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "slurm/client/slurm_client.h"
-#include "slurm/watch/slurm_watch.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/executor.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 
 namespace trtllm_run {
 

@@ -1,6 +1,6 @@
 // SlurmWatcher (slurm_watch.h).
-#include "slurm/watch/slurm_watch.h"
-#include "slurm/verdict/slurm_verdict.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "model/slurm_pending.h"
-#include "os/process.h"
 #include "slurm/watch/slurm_watch_job.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

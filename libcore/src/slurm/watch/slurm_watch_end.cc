@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-#include "slurm/verdict/slurm_verdict.h"
-#include "slurm/watch/slurm_watch.h"
 #include "slurm/watch/slurm_watch_job.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 
 namespace trtllm_run {
 

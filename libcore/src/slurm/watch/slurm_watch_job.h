@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "slurm/client/file_follow_stream.h"
 #include "slurm/client/job_file_io.h"
-#include "slurm/verdict/slurm_verdict.h"
-#include "slurm/watch/slurm_watch.h"
-#include "supervise/log_follower.h"
+#include "trtllm_run/sdk/slurm/file_follow_stream.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/slurm/watch.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

@@ -6,10 +6,10 @@
 #include <utility>
 #include <vector>
 
-#include "os/process.h"
-#include "slurm/client/file_follow_stream.h"
-#include "slurm/watch/slurm_watch.h"
 #include "slurm/watch/slurm_watch_job.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/slurm/file_follow_stream.h"
+#include "trtllm_run/sdk/slurm/watch.h"
 
 namespace trtllm_run {
 

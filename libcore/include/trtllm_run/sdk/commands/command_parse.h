@@ -3,8 +3,8 @@
 // top-level `&&` split of bench chains, the options of the last trtllm-bench /
 // trtllm-eval invocation (their sizing inputs), the perf-sanity test id grammar, and HuggingFace
 // model ids. Nothing is expanded: `$VAR`, `$(...)` and backticks stay literal text.
-#ifndef TRTLLM_RUN_COMMANDS_COMMAND_PARSE_H_
-#define TRTLLM_RUN_COMMANDS_COMMAND_PARSE_H_
+#ifndef TRTLLM_RUN_SDK_COMMANDS_COMMAND_PARSE_H_
+#define TRTLLM_RUN_SDK_COMMANDS_COMMAND_PARSE_H_
 
 #include <initializer_list>
 #include <optional>
@@ -150,4 +150,4 @@ TRTLLM_RUN_API ModelResolution ResolveHuggingFaceModel(std::string_view model,
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_COMMANDS_COMMAND_PARSE_H_
+#endif  // TRTLLM_RUN_SDK_COMMANDS_COMMAND_PARSE_H_

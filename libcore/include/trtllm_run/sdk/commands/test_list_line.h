@@ -8,8 +8,8 @@
 // id (file.py::Class::test[params], whose [params] may hold blanks), a test file, or a
 // `unittest/...` path (a file or a directory), which TensorRT-LLM's CI runs from tests/.
 // Comments (`#` to the end of the line) are the caller's to strip.
-#ifndef TRTLLM_RUN_COMMANDS_TEST_LIST_LINE_H_
-#define TRTLLM_RUN_COMMANDS_TEST_LIST_LINE_H_
+#ifndef TRTLLM_RUN_SDK_COMMANDS_TEST_LIST_LINE_H_
+#define TRTLLM_RUN_SDK_COMMANDS_TEST_LIST_LINE_H_
 
 #include <optional>
 #include <string>
@@ -57,4 +57,4 @@ TRTLLM_RUN_API std::string FormatTestListLine(const TestListLine& line);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_COMMANDS_TEST_LIST_LINE_H_
+#endif  // TRTLLM_RUN_SDK_COMMANDS_TEST_LIST_LINE_H_

@@ -1,6 +1,6 @@
 // The remote_slurm session of `run --cases`: one shared session per SSH destination.
-#ifndef TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_SESSION_H_
-#define TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_SESSION_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_REMOTE_SESSION_H_
+#define TRTLLM_RUN_SDK_SLURM_REMOTE_SESSION_H_
 
 #include <map>
 #include <memory>
@@ -49,4 +49,4 @@ TRTLLM_RUN_API std::unique_ptr<ExecutorSession> NewRemoteSlurmSession(const Sess
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_SESSION_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_REMOTE_SESSION_H_

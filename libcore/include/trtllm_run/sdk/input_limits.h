@@ -3,8 +3,8 @@
 // over its size limit is refused before its contents are read, and a YAML or JSON
 // document may nest only so deep and, with YAML aliases, expand only so far. Every
 // refusal is kInvalidInput (exit 2) naming the file and the limit.
-#ifndef TRTLLM_RUN_MODEL_INPUT_LIMITS_H_
-#define TRTLLM_RUN_MODEL_INPUT_LIMITS_H_
+#ifndef TRTLLM_RUN_SDK_INPUT_LIMITS_H_
+#define TRTLLM_RUN_SDK_INPUT_LIMITS_H_
 
 #include <cstddef>
 #include <string>
@@ -55,4 +55,4 @@ TRTLLM_RUN_API Status CheckYamlLimits(const std::string& text, const std::string
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_MODEL_INPUT_LIMITS_H_
+#endif  // TRTLLM_RUN_SDK_INPUT_LIMITS_H_

@@ -2,18 +2,18 @@
 // Slurm jobs (local_slurm, remote_slurm). The Render* functions are pure: resolved inputs
 // in, script text out. PrepareSlurmJob resolves the inputs from the request, plan and
 // placement, renders, and writes the work dir.
-#ifndef TRTLLM_RUN_SLURM_RENDER_RENDER_SLURM_H_
-#define TRTLLM_RUN_SLURM_RENDER_RENDER_SLURM_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_RENDER_H_
+#define TRTLLM_RUN_SDK_SLURM_RENDER_H_
 
 #include <string>
 #include <vector>
 
-#include "render/render.h"
 #include "trtllm_run/environment.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/plan.h"
+#include "trtllm_run/sdk/render.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -42,7 +42,7 @@ struct SlurmScriptInputs {
   std::string custom_command;
   std::string custom_env;  // KEY=VALUE pairs, values shell-quoted (safe to eval)
   std::string custom_workdir;
-  // The token of the script's end marker (slurm_records.h EndMarkerEcho); "": a new one.
+  // The token of the script's end marker (sdk/slurm/records.h EndMarkerEcho); "": a new one.
   std::string end_marker_token;
 };
 
@@ -115,4 +115,4 @@ TRTLLM_RUN_API Status PrepareSlurmJob(const CaseRequest& request, const JobPlan&
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_RENDER_RENDER_SLURM_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_RENDER_H_

@@ -1,11 +1,10 @@
 // Running a prepared Slurm job on a remote cluster over SSH: repo setup, the build
 // job, transfer, submit, watch, and the SSH options of a job spec.
-#ifndef TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_H_
-#define TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_REMOTE_H_
+#define TRTLLM_RUN_SDK_SLURM_REMOTE_H_
 
 #include <string>
 
-#include "os/ssh.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/executor.h"
@@ -27,4 +26,4 @@ TRTLLM_RUN_API RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContex
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_REMOTE_H_

@@ -1,7 +1,7 @@
 // Watching Slurm jobs to a verdict with as few scheduler queries as possible.
 //
 // SlurmClient runs the scheduler commands through a Scenario (this host, or a login node
-// over one SSH master connection) and parses their output (slurm_job.h). SlurmWatcher
+// over one SSH master connection) and parses their output (records.h). SlurmWatcher
 // watches any number of jobs at once:
 //   - one controller query per interval for ALL watched jobs (`scontrol --local -o show
 //     job`: one RPC, measured with sdiag; `squeue -j a,b` costs two), an interval that
@@ -15,7 +15,7 @@
 //     master that streams what they gained five times a second (file_follow_stream.h),
 //     restarted when jobs are added or it drops; while it is down, by one `tail -c
 //     +OFFSET` command per log_interval for all files): the batch script's end marker
-//     (slurm_records.h: a whole line with the script's token) and slurmstepd's
+//     (records.h: a whole line with the script's token) and slurmstepd's
 //     "CANCELLED AT" / memory-limit lines bring the next query forward; the verdict
 //     waits until the controller no longer reports the job (a job's own lines never
 //     end it);
@@ -27,8 +27,8 @@
 //     HANG_DETECTED "no output for Ns"; not judged while the scheduler does not answer;
 //   - a job pending for a reason waiting cannot clear (slurm_pending.h), or still
 //     pending after max_pending_seconds -> scancel, and the verdict ERROR naming it.
-#ifndef TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_H_
-#define TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_WATCH_H_
+#define TRTLLM_RUN_SDK_SLURM_WATCH_H_
 
 #include <chrono>
 #include <functional>
@@ -39,14 +39,14 @@
 #include <string>
 #include <vector>
 
-#include "slurm/client/slurm_client.h"
-#include "slurm/client/slurm_records.h"
-#include "slurm/verdict/slurm_verdict.h"
-#include "supervise/log_follower.h"
 #include "trtllm_run/cancel.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/slurm/client.h"
+#include "trtllm_run/sdk/slurm/records.h"
+#include "trtllm_run/sdk/slurm/verdict.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -217,4 +217,4 @@ class TRTLLM_RUN_API SlurmWatcher {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_WATCH_SLURM_WATCH_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_WATCH_H_

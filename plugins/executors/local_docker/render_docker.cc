@@ -1,5 +1,5 @@
 // Category 1: docker run and docker_cmd.sh (render_docker.h).
-#include "docker/render_docker.h"
+#include "render_docker.h"
 
 #include <fcntl.h>
 #include <unistd.h>

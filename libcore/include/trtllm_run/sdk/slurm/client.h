@@ -1,8 +1,8 @@
 // SlurmClient: Slurm's client commands (sbatch, scontrol, sacct, scancel, remote file
 // copies) run through a Scenario, with a time limit each, their output parsed
-// (slurm_job.h) and counted.
-#ifndef TRTLLM_RUN_SLURM_CLIENT_SLURM_CLIENT_H_
-#define TRTLLM_RUN_SLURM_CLIENT_SLURM_CLIENT_H_
+// (sdk/slurm/records.h) and counted.
+#ifndef TRTLLM_RUN_SDK_SLURM_CLIENT_H_
+#define TRTLLM_RUN_SDK_SLURM_CLIENT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -10,19 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "slurm/client/file_follow_stream.h"
-#include "slurm/client/slurm_records.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
+#include "trtllm_run/sdk/slurm/file_follow_stream.h"
+#include "trtllm_run/sdk/slurm/records.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
-
-class SshScenario;
-
-// A StreamStarter running the command over `ssh`'s master connection (started first when
-// down), ssh's own stderr discarded so that only the command's stdout reaches the pipe.
-TRTLLM_RUN_API StreamStarter StreamOverSsh(SshScenario* ssh);
 
 // Counters of what a client asked, for reports and the benchmark.
 struct SlurmClientStats {
@@ -106,4 +100,4 @@ class TRTLLM_RUN_API SlurmClient {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_CLIENT_SLURM_CLIENT_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_CLIENT_H_

@@ -1,8 +1,8 @@
-// The Slurm allocations persistent mode holds for later runs (slurm_run.h, "Held
+// The Slurm allocations persistent mode holds for later runs (sdk/slurm/submit.h, "Held
 // allocations"), as the Slurm executors list and end them for `trtllm-run release`
 // (Executor::ListHeld / ReleaseHeld).
-#ifndef TRTLLM_RUN_SLURM_ALLOC_HELD_ALLOCATIONS_H_
-#define TRTLLM_RUN_SLURM_ALLOC_HELD_ALLOCATIONS_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_HELD_H_
+#define TRTLLM_RUN_SDK_SLURM_HELD_H_
 
 #include <string>
 #include <vector>
@@ -24,4 +24,4 @@ TRTLLM_RUN_API Status ReleaseHeldSlurmAllocation(const std::string& job_id, bool
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_ALLOC_HELD_ALLOCATIONS_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_HELD_H_

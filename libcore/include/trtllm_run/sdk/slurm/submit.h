@@ -8,8 +8,8 @@
 // holds the job id (written atomically the moment sbatch returns it) and
 // run_state.json (workdir.h) records the job id and the log file, so that `trtllm-run
 // status|cancel WORK_DIR` work from another shell and after a crash.
-#ifndef TRTLLM_RUN_SLURM_SUBMIT_SLURM_RUN_H_
-#define TRTLLM_RUN_SLURM_SUBMIT_SLURM_RUN_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_SUBMIT_H_
+#define TRTLLM_RUN_SDK_SLURM_SUBMIT_H_
 
 #include <cstdint>
 #include <memory>
@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "os/ssh.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/result.h"
@@ -64,7 +63,7 @@ TRTLLM_RUN_API std::string ExpandSlurmFilename(const std::string& pattern, const
 // Copies the Slurm executors' run inputs from the request into `spec` and rewrites
 // job_spec.json: persistent_mode (local_slurm only; spec 001/002 Step 5), and into
 // `extra`: ssh_config_file, release_allocation, alloc_time_limit. The executors' Prepare
-// calls it after PrepareSlurmJob (slurm/render/render_slurm.h).
+// calls it after PrepareSlurmJob (sdk/slurm/render.h).
 TRTLLM_RUN_API Status AddSlurmRunFields(const CaseRequest& request, bool remote, JobSpec* spec);
 
 // Runs a prepared local_slurm job: sbatch from the work dir (or, in persistent mode, the
@@ -100,19 +99,6 @@ TRTLLM_RUN_API Status ProveSlurmJobOwnership(SlurmClient* client, const JobSpec&
 // as the `extra` keys SshOptionsForSpec reads.
 TRTLLM_RUN_API void AddSshConnectionExtras(const CaseRequest& request, JobSpec* spec);
 
-// The SSH options of a remote_slurm job spec: destination ssh_host (slurm_user when the
-// destination names no user), ssh_config_file from `extra`, the password from
-// $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
-TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
-
-// OK when the SSH settings a work dir's job_spec.json records may be used by a command the
-// person did not start with them (status, cancel): a work dir may come from someone else.
-// The destination is no option, every ssh option passes the filter an agent's options
-// pass (CheckUntrustedSshOption), and the ssh_config_file is a regular file owned by the
-// caller or root and writable by nobody else. `hint` is the refusal's hint.
-TRTLLM_RUN_API Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec,
-                                               const std::string& hint);
-
 // The job id recorded in a work dir ("" when none). Not checked: see IsSlurmJobId.
 TRTLLM_RUN_API std::string RecordedSlurmJobId(const std::string& work_dir);
 
@@ -123,4 +109,4 @@ TRTLLM_RUN_API bool IsSlurmJobId(const std::string& id);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SUBMIT_SLURM_RUN_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_SUBMIT_H_

@@ -1,6 +1,6 @@
 // Derivations shared by the workflows (spec 000 "Device Count Auto-Parsing", Step 1).
-#ifndef TRTLLM_RUN_COMMANDS_DERIVE_H_
-#define TRTLLM_RUN_COMMANDS_DERIVE_H_
+#ifndef TRTLLM_RUN_SDK_COMMANDS_DERIVE_H_
+#define TRTLLM_RUN_SDK_COMMANDS_DERIVE_H_
 
 #include <optional>
 #include <string>
@@ -34,4 +34,4 @@ TRTLLM_RUN_API Status ApplyDeviceCounts(const CaseRequest& request, int required
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_COMMANDS_DERIVE_H_
+#endif  // TRTLLM_RUN_SDK_COMMANDS_DERIVE_H_

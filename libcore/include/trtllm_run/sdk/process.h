@@ -1,8 +1,8 @@
 // ChildProcess: one command started in its own process group, its stdout and stderr
 // merged into one non-blocking pipe, supervised without blocking. Executors (built-in and
 // third-party) use it to run jobs so that ending a job ends everything it started.
-#ifndef TRTLLM_RUN_OS_PROCESS_H_
-#define TRTLLM_RUN_OS_PROCESS_H_
+#ifndef TRTLLM_RUN_SDK_PROCESS_H_
+#define TRTLLM_RUN_SDK_PROCESS_H_
 
 #include <cstddef>
 #include <memory>
@@ -182,4 +182,4 @@ TRTLLM_RUN_API std::string SignalName(int sig);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_OS_PROCESS_H_
+#endif  // TRTLLM_RUN_SDK_PROCESS_H_

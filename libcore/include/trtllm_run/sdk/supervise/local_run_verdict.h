@@ -3,18 +3,18 @@
 // the workflow's failure patterns), to RunResult's status, reason and diagnosis. The
 // executors that run jobs here share it; what only one of them knows (a container's OOM
 // kill, a vanished engine) it judges before calling JudgeLocalRun.
-#ifndef TRTLLM_RUN_SUPERVISE_LOCAL_RUN_VERDICT_H_
-#define TRTLLM_RUN_SUPERVISE_LOCAL_RUN_VERDICT_H_
+#ifndef TRTLLM_RUN_SDK_SUPERVISE_LOCAL_RUN_VERDICT_H_
+#define TRTLLM_RUN_SDK_SUPERVISE_LOCAL_RUN_VERDICT_H_
 
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "supervise/log_follower.h"
-#include "supervise/supervisor.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/supervisor.h"
 
 namespace trtllm_run {
 
@@ -70,4 +70,4 @@ TRTLLM_RUN_API std::string SilenceReason(int seconds, const std::string& last_li
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SUPERVISE_LOCAL_RUN_VERDICT_H_
+#endif  // TRTLLM_RUN_SDK_SUPERVISE_LOCAL_RUN_VERDICT_H_

@@ -6,13 +6,12 @@
 // bind-mounted, the project as working directory, then `bash -c` with the install steps
 // and the command. GPU flags only when the host has GPUs. Every word goes through
 // ShellQuote: the command reaches the container's bash byte for byte.
-#ifndef TRTLLM_RUN_DOCKER_RENDER_DOCKER_H_
-#define TRTLLM_RUN_DOCKER_RENDER_DOCKER_H_
+#ifndef TRTLLM_RUN_LOCAL_DOCKER_RENDER_DOCKER_H_
+#define TRTLLM_RUN_LOCAL_DOCKER_RENDER_DOCKER_H_
 
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/plan.h"
 #include "trtllm_run/status.h"
 
@@ -54,34 +53,33 @@ struct DockerRun {
 };
 
 // "never", "missing", "always"; anything else is kInvalidInput naming `field`.
-TRTLLM_RUN_API Status ValidateDockerPull(const std::string& value, const std::string& field);
+Status ValidateDockerPull(const std::string& value, const std::string& field);
 
 // A docker memory size: digits with an optional b, k, m or g suffix (case-insensitive),
 // at least 6m (Docker's minimum). kInvalidInput naming `field` otherwise.
-TRTLLM_RUN_API Status ValidateDockerMemory(const std::string& value, const std::string& field);
+Status ValidateDockerMemory(const std::string& value, const std::string& field);
 
 // "<model>_auto_test_<work dir timestamp>_<6 random hex digits>": the timestamp (and the
 // _N suffix) is taken from the work dir's name, so a container left over from another run
 // cannot clash. Only [a-z0-9_] characters.
-TRTLLM_RUN_API std::string DockerContainerName(const std::string& model_name,
-                                               const std::string& work_dir);
+std::string DockerContainerName(const std::string& model_name, const std::string& work_dir);
 
 // True when `name` has the form DockerContainerName(model_name, work_dir) gives (any
 // random part), or that name with RenderDockerBuild's "_build".
-TRTLLM_RUN_API bool IsDockerContainerNameFor(const std::string& name, const std::string& model_name,
-                                             const std::string& work_dir);
+bool IsDockerContainerNameFor(const std::string& name, const std::string& model_name,
+                              const std::string& work_dir);
 
 // The label every container of a run carries: trtllm-run.work_dir=<work dir>.
 inline constexpr char kDockerWorkDirLabel[] = "trtllm-run.work_dir";
 
 // Renders the run. Does not touch the disk or Docker.
-TRTLLM_RUN_API DockerRun RenderDockerRun(const DockerRunInput& input);
+DockerRun RenderDockerRun(const DockerRunInput& input);
 
 // The build pre-step (build_project): the same container options under the name
 // "<container_name>_build", running `python3 ./scripts/build_wheel.py --use_ccache` in
 // the repo and then nothing else. `input.command` and `skip_install` are ignored.
-TRTLLM_RUN_API DockerRun RenderDockerBuild(const DockerRunInput& input);
+DockerRun RenderDockerBuild(const DockerRunInput& input);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_DOCKER_RENDER_DOCKER_H_
+#endif  // TRTLLM_RUN_LOCAL_DOCKER_RENDER_DOCKER_H_

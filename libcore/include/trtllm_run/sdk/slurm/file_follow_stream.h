@@ -12,8 +12,8 @@
 //   "H\n"                                          about once a second (liveness)
 // Anything else breaks the framing: the stream is then dropped and restarted by its
 // owner from the offsets it holds, never read on.
-#ifndef TRTLLM_RUN_SLURM_CLIENT_FILE_FOLLOW_STREAM_H_
-#define TRTLLM_RUN_SLURM_CLIENT_FILE_FOLLOW_STREAM_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_FILE_FOLLOW_STREAM_H_
+#define TRTLLM_RUN_SDK_SLURM_FILE_FOLLOW_STREAM_H_
 
 #include <chrono>
 #include <cstddef>
@@ -124,4 +124,4 @@ TRTLLM_RUN_API std::vector<std::string> FileFollowArgv(const std::vector<Followe
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_CLIENT_FILE_FOLLOW_STREAM_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_FILE_FOLLOW_STREAM_H_

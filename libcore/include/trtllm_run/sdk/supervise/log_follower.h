@@ -2,8 +2,8 @@
 // only what was appended to a log file since its last poll. Executors use them to detect
 // "hang detected", OOM messages and the workflow's success/failure patterns in job logs
 // of any size, at a cost proportional to the new bytes.
-#ifndef TRTLLM_RUN_SUPERVISE_LOG_FOLLOWER_H_
-#define TRTLLM_RUN_SUPERVISE_LOG_FOLLOWER_H_
+#ifndef TRTLLM_RUN_SDK_SUPERVISE_LOG_FOLLOWER_H_
+#define TRTLLM_RUN_SDK_SUPERVISE_LOG_FOLLOWER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -137,4 +137,4 @@ class TRTLLM_RUN_API LogFollower {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SUPERVISE_LOG_FOLLOWER_H_
+#endif  // TRTLLM_RUN_SDK_SUPERVISE_LOG_FOLLOWER_H_

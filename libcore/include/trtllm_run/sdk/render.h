@@ -1,15 +1,15 @@
 // The pieces every renderer of spec 001/002 Step 4 shares (render_common.cc): the install
 // command, the MPI cleanup snippet, the shipped data files, and the job_spec.json fields
-// every executor copies from the plan. The Slurm renderer is slurm/render/render_slurm.h,
-// Docker's docker/render_docker.h.
-#ifndef TRTLLM_RUN_RENDER_RENDER_H_
-#define TRTLLM_RUN_RENDER_RENDER_H_
+// every executor copies from the plan. The Slurm renderer is sdk/slurm/render.h; the
+// local_docker executor renders its own `docker run` (plugins/executors/local_docker).
+#ifndef TRTLLM_RUN_SDK_RENDER_H_
+#define TRTLLM_RUN_SDK_RENDER_H_
 
 #include <string>
 #include <vector>
 
-#include "commands/command_parse.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/sdk/commands/command_parse.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/plan.h"
 #include "trtllm_run/status.h"
@@ -43,4 +43,4 @@ TRTLLM_RUN_API void CopyPlanToSpec(const JobPlan& plan, JobSpec* spec);
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_RENDER_RENDER_H_
+#endif  // TRTLLM_RUN_SDK_RENDER_H_

@@ -9,19 +9,19 @@
 //
 // The loop sleeps in poll() on the job's output, its end (a pidfd) and the cancellation
 // token, so a job's end is seen at once, not at the next poll interval.
-#ifndef TRTLLM_RUN_SUPERVISE_SUPERVISOR_H_
-#define TRTLLM_RUN_SUPERVISE_SUPERVISOR_H_
+#ifndef TRTLLM_RUN_SDK_SUPERVISE_SUPERVISOR_H_
+#define TRTLLM_RUN_SDK_SUPERVISE_SUPERVISOR_H_
 
 #include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "os/process.h"
-#include "supervise/log_follower.h"
-#include "supervise/progress.h"
 #include "trtllm_run/cancel.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
+#include "trtllm_run/sdk/supervise/progress.h"
 
 namespace trtllm_run {
 
@@ -118,4 +118,4 @@ TRTLLM_RUN_API SupervisionOutcome Supervise(SupervisedJob* job, const Supervisor
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SUPERVISE_SUPERVISOR_H_
+#endif  // TRTLLM_RUN_SDK_SUPERVISE_SUPERVISOR_H_

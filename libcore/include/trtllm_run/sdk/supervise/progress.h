@@ -2,8 +2,8 @@
 // ("\r"), with the state, elapsed time, time limit and the last log line; elsewhere (CI
 // logs, files) plain lines when the state changes and a heartbeat now and then. Progress
 // goes to the progress stream only, never into the job's output or its log.
-#ifndef TRTLLM_RUN_SUPERVISE_PROGRESS_H_
-#define TRTLLM_RUN_SUPERVISE_PROGRESS_H_
+#ifndef TRTLLM_RUN_SDK_SUPERVISE_PROGRESS_H_
+#define TRTLLM_RUN_SDK_SUPERVISE_PROGRESS_H_
 
 #include <chrono>
 #include <cstddef>
@@ -74,4 +74,4 @@ class TRTLLM_RUN_API ProgressReporter {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SUPERVISE_PROGRESS_H_
+#endif  // TRTLLM_RUN_SDK_SUPERVISE_PROGRESS_H_

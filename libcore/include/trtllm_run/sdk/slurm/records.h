@@ -13,8 +13,8 @@
 //     event").
 // JudgeSlurmJob() combines them into a RunResult. It never guesses: an unknown or missing
 // record is ERROR with the evidence, never PASSED.
-#ifndef TRTLLM_RUN_SLURM_CLIENT_SLURM_RECORDS_H_
-#define TRTLLM_RUN_SLURM_CLIENT_SLURM_RECORDS_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_RECORDS_H_
+#define TRTLLM_RUN_SDK_SLURM_RECORDS_H_
 
 #include <cstdint>
 #include <optional>
@@ -22,10 +22,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/slurm_time.h"
-#include "supervise/log_follower.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
+#include "trtllm_run/sdk/supervise/log_follower.h"
 
 namespace trtllm_run {
 
@@ -183,4 +182,4 @@ TRTLLM_RUN_API std::vector<std::string> JobOutputPatterns(const std::vector<std:
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_CLIENT_SLURM_RECORDS_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_RECORDS_H_

@@ -1,7 +1,7 @@
 // The local_slurm session of `run --cases`: many jobs submitted and followed by one
 // SlurmWatcher.
-#ifndef TRTLLM_RUN_SLURM_SUBMIT_SLURM_SESSION_H_
-#define TRTLLM_RUN_SLURM_SUBMIT_SLURM_SESSION_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_SESSION_H_
+#define TRTLLM_RUN_SDK_SLURM_SESSION_H_
 
 #include <memory>
 
@@ -26,4 +26,4 @@ TRTLLM_RUN_API std::unique_ptr<ExecutorSession> NewLocalSlurmSession(const Sessi
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SUBMIT_SLURM_SESSION_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_SESSION_H_

@@ -1,5 +1,5 @@
 // Short docker CLI calls with a time limit (docker_cli.h).
-#include "docker/docker_cli.h"
+#include "docker_cli.h"
 
 #include <poll.h>
 
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "os/process.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {

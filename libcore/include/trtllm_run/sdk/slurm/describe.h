@@ -3,8 +3,8 @@
 // controller's record of the job, asked where the job runs: on this host for local_slurm,
 // on the login node over the executor's SSH connection (SshOptionsForSpec) for
 // remote_slurm. The two differ only in the scenario.
-#ifndef TRTLLM_RUN_SLURM_SLURM_DESCRIBE_H_
-#define TRTLLM_RUN_SLURM_SLURM_DESCRIBE_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_DESCRIBE_H_
+#define TRTLLM_RUN_SDK_SLURM_DESCRIBE_H_
 
 #include "trtllm_run/export.h"
 #include "trtllm_run/sdk/executor.h"
@@ -28,4 +28,4 @@ TRTLLM_RUN_API JobDescription DescribeSlurmJob(const JobSpec& spec, const RunSta
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_SLURM_DESCRIBE_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_DESCRIBE_H_

@@ -1,14 +1,14 @@
 // The verdict of a Slurm job from what the scheduler and the job's output say.
-#ifndef TRTLLM_RUN_SLURM_VERDICT_SLURM_VERDICT_H_
-#define TRTLLM_RUN_SLURM_VERDICT_SLURM_VERDICT_H_
+#ifndef TRTLLM_RUN_SDK_SLURM_VERDICT_H_
+#define TRTLLM_RUN_SDK_SLURM_VERDICT_H_
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "slurm/client/slurm_records.h"
 #include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
+#include "trtllm_run/sdk/slurm/records.h"
 
 namespace trtllm_run {
 
@@ -116,4 +116,4 @@ TRTLLM_RUN_API void AddOutputEvidence(const JobOutputScan& scan, SlurmJobEvidenc
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SLURM_VERDICT_SLURM_VERDICT_H_
+#endif  // TRTLLM_RUN_SDK_SLURM_VERDICT_H_

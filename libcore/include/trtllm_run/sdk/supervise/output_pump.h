@@ -1,8 +1,8 @@
 // OutputPump: moves a job's output, as it arrives, into its log file and (optionally) to
 // a terminal stream. Every executor that runs a job on this host copies output through
 // one, so that a failed write is reported the same way everywhere and never dropped.
-#ifndef TRTLLM_RUN_SUPERVISE_OUTPUT_PUMP_H_
-#define TRTLLM_RUN_SUPERVISE_OUTPUT_PUMP_H_
+#ifndef TRTLLM_RUN_SDK_SUPERVISE_OUTPUT_PUMP_H_
+#define TRTLLM_RUN_SDK_SUPERVISE_OUTPUT_PUMP_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "os/process.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/sdk/process.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -66,4 +66,4 @@ class TRTLLM_RUN_API OutputPump {
 
 }  // namespace trtllm_run
 
-#endif  // TRTLLM_RUN_SUPERVISE_OUTPUT_PUMP_H_
+#endif  // TRTLLM_RUN_SDK_SUPERVISE_OUTPUT_PUMP_H_
