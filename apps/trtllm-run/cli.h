@@ -187,6 +187,10 @@ std::string CheckoutRoot(const std::optional<std::string>& repo_root);
 // TRTLLM_RUN_REPEAT_INDEX=<run>.
 std::vector<CaseEntry> ExpandRepeats(const std::vector<CaseEntry>& cases, int count);
 
+// The name a repeated case's runs are recorded and summarized under: its name, else its
+// command as given (without the TRTLLM_RUN_REPEAT_INDEX each run adds).
+std::string RepeatedCaseName(const CaseEntry& entry);
+
 // One summary per case of `cases` (before ExpandRepeats) from the expanded run's outcomes.
 std::vector<history::RepeatSummary> SummarizeRepeats(const std::vector<CaseEntry>& cases,
                                                      const MultiRunResult& result, int count,

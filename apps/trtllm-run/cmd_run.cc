@@ -83,7 +83,7 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
       std::string name = outcome.entry.name;
       if (count > 0) {
         const std::size_t group = static_cast<std::size_t>((outcome.entry.index - 1) / count);
-        name = group < originals.size() ? originals[group].name : "";
+        name = group < originals.size() ? RepeatedCaseName(originals[group]) : "";
       }
       RecordInHistory("run", store.get(), history::CaseRecordOf(outcome.result, kind, name));
     };

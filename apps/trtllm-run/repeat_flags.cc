@@ -36,6 +36,10 @@ std::string CommandOf(const CaseRequest& request) {
 
 }  // namespace
 
+std::string RepeatedCaseName(const CaseEntry& entry) {
+  return entry.name.empty() ? CommandOf(entry.request) : entry.name;
+}
+
 po::options_description RepeatOptions(bool reuse_passed) {
   po::options_description options("Repeats and reuse");
   const std::string repeat_help =

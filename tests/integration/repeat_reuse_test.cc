@@ -110,7 +110,6 @@ TEST_CASE("run --repeat 20 on Slurm: a seeded 0.3 failure rate, Wilson interval,
   INFO(run.Describe());
   CHECK(run.exit_code == 1);  // not all 20 passed, no rate accepted
   CHECK(Contains(run.stderr_text, "14/20 passed (70.0%, Wilson 95% 48.1%..85.5%): FAILED"));
-  CHECK(Contains(run.stderr_text, "6x "));
 
   rapidjson::Document doc = ParseJson(ReadTextFile(run_dir + "/result.json"));
   REQUIRE(doc.IsObject());
@@ -123,12 +122,19 @@ TEST_CASE("run --repeat 20 on Slurm: a seeded 0.3 failure rate, Wilson interval,
   CHECK(summary["wilson_95"][0].GetDouble() < 0.7);
   CHECK(summary["wilson_95"][1].GetDouble() > 0.7);
   CHECK(summary["wilson_95"][0].GetDouble() == Approx(0.481027).margin(1e-6));
-  REQUIRE(summary["failures"].Size() == 1);  // one signature for the 6 failures
-  CHECK(summary["failures"][0]["count"].GetInt() == 6);
+  // The 6 failures by signature (Slurm's reason names the node, so one per node at most).
+  REQUIRE(summary["failures"].Size() >= 1);
+  REQUIRE(summary["failures"].Size() <= 2);
+  int failure_count = 0;
   std::vector<int> failed_runs;
-  for (const auto& index : summary["failures"][0]["runs"].GetArray()) {
-    failed_runs.push_back(index.GetInt());
+  for (const auto& failure : summary["failures"].GetArray()) {
+    failure_count += failure["count"].GetInt();
+    CHECK(Contains(Str(failure, "signature"), "exit code N"));
+    CHECK(Contains(run.stderr_text, std::to_string(failure["count"].GetInt()) + "x "));
+    for (const auto& index : failure["runs"].GetArray()) failed_runs.push_back(index.GetInt());
   }
+  CHECK(failure_count == 6);
+  std::sort(failed_runs.begin(), failed_runs.end());
   CHECK(failed_runs == failing);  // deterministic per run index
   CHECK(summary["duration_seconds"]["min"].GetDouble() <=
         summary["duration_seconds"]["median"].GetDouble());
