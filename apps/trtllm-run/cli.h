@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_help.h"
+#include "trtllm_run/multi_run.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/runtime.h"
 #include "trtllm_run/status.h"
@@ -20,6 +21,7 @@ struct StageRequest;  // stage/stage_plan.h
 namespace history {
 class HistoryStore;  // history/history_store.h
 struct CaseRecord;
+struct RepeatSummary;  // history/repeat_stats.h
 }  // namespace history
 }  // namespace trtllm_run
 
@@ -179,6 +181,50 @@ std::unique_ptr<history::HistoryStore> OpenHistoryForRecording(const std::string
 // Records `record` in `store` (null: nothing); a failure is a warning on stderr.
 void RecordInHistory(const std::string& subcommand, history::HistoryStore* store,
                      const history::CaseRecord& record);
+
+// --repeat N, --repeat-pass-rate R and (`reuse_passed`) --reuse-passed (repeat_flags.cc).
+po::options_description RepeatOptions(bool reuse_passed);
+
+struct RepeatFlags {
+  int count = 0;                    // --repeat N; 0 when not given
+  std::optional<double> pass_rate;  // --repeat-pass-rate R
+  bool reuse_passed = false;        // --reuse-passed
+};
+
+// Reads the flags: exit 2 (printed) for N outside 1..kMaxRepeat or not a number, R outside
+// [0, 1], R without N, --repeat with --reuse-passed, --reuse-passed with the history off.
+std::optional<int> RepeatFromFlags(const std::string& subcommand, const po::variables_map& vm,
+                                   RepeatFlags* flags);
+
+// The checkout a request runs in: `repo_root` made absolute, else the nearest directory
+// above the cwd with a .git, else the cwd.
+std::string CheckoutRoot(const std::optional<std::string>& repo_root);
+
+// `count` copies of every case, in case order: index = group * count + run (1-based), name
+// "<name or command> #<run>", and a custom command's custom_env gets
+// TRTLLM_RUN_REPEAT_INDEX=<run>.
+std::vector<CaseEntry> ExpandRepeats(const std::vector<CaseEntry>& cases, int count);
+
+// The name a repeated case's runs are recorded and summarized under: its name, else its
+// command as given (without the TRTLLM_RUN_REPEAT_INDEX each run adds).
+std::string RepeatedCaseName(const CaseEntry& entry);
+
+// One summary per case of `cases` (before ExpandRepeats) from the expanded run's outcomes.
+std::vector<history::RepeatSummary> SummarizeRepeats(const std::vector<CaseEntry>& cases,
+                                                     const MultiRunResult& result, int count,
+                                                     std::optional<double> pass_rate);
+
+// The combined result.json text with a "repeat" list of the summaries added.
+std::string WithRepeatJson(const std::string& combined,
+                           const std::vector<history::RepeatSummary>& summaries);
+
+// --reuse-passed of `run --cases`: removes from `cases` the ones whose name passed on their
+// checkout's commit (history/reuse_passed.h: the case's own newest verdict, else, for a
+// name with no case row, a test of that id) and returns them as SKIPPED outcomes whose
+// reason says where they passed. Cases without a name or outside a git checkout always run.
+std::vector<CaseOutcome> TakeReusedCases(const std::string& subcommand,
+                                         history::HistoryStore* store,
+                                         std::vector<CaseEntry>* cases);
 
 }  // namespace trtllm_run::cli
 

@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 
 #include "cli.h"
@@ -46,12 +47,15 @@ int McpMain(int argc, char** argv) {
                         "refuse (JSON-RPC -32600) messages longer than this, unread")(
       "max-in-flight", po::value<int>()->default_value(16), "tool calls running at once")(
       "verbose", po::bool_switch(), "log every message (first 300 bytes) on stderr");
-  options.add(PluginOptions());
+  options.add(HistoryOptions()).add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("mcp", argc, argv, options, &vm)) return *done;
   std::size_t max_bytes = vm["max-message-bytes"].as<std::size_t>();
   if (max_bytes < 1024) return UsageError("mcp", "--max-message-bytes must be >= 1024");
   if (vm["max-in-flight"].as<int>() < 1) return UsageError("mcp", "--max-in-flight must be >= 1");
+  if (Result<std::string> history = HistoryPathFromFlags(vm, nullptr); !history.ok()) {
+    return UsageError("mcp", history.status().message(), history.status().hint());
+  }
 
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("mcp", runtime.status());
@@ -68,6 +72,14 @@ int McpMain(int argc, char** argv) {
     server_options.tools.plugin_dirs = vm["plugin-dir"].as<std::vector<std::string>>();
   }
   if (vm.count("clusters")) server_options.tools.clusters_file = vm["clusters"].as<std::string>();
+  // What the server starts records in, and the history tools read, the server's history.
+  if (vm.count("history")) {
+    std::error_code error;
+    server_options.tools.history_args = {
+        "--history", std::filesystem::absolute(vm["history"].as<std::string>(), error).string()};
+  } else if (vm["no-history"].as<bool>()) {
+    server_options.tools.history_args = {"--no-history"};
+  }
   server_options.max_in_flight = vm["max-in-flight"].as<int>();
   server_options.verbose = vm["verbose"].as<bool>();
   mcp::LineWriter writer(out);

@@ -1,6 +1,7 @@
 // trtllm-run run: one case, from flags or a request file, to a verdict.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "history/history_record.h"
 #include "history/history_store.h"
 #include "perf/perf_case.h"
+#include "history/repeat_stats.h"
 #include "runtime/cases_dir.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/report.h"
@@ -17,8 +19,10 @@ namespace trtllm_run::cli {
 
 namespace {
 
-// `run --cases FILE`: many cases, the case flags shared by all (multi_run.h).
-int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kill_grace) {
+// `run --cases FILE`: many cases, the case flags shared by all (multi_run.h); `run --repeat
+// N` of one case is a cases run of N copies of it (`single` holds that case).
+int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kill_grace,
+                 const RepeatFlags& repeat, std::optional<CaseEntry> single = std::nullopt) {
   MultiRunOptions options;
   options.max_parallel = vm["max-parallel"].as<int>();
   options.max_parallel_local = vm["max-parallel-local"].as<int>();
@@ -29,16 +33,18 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
     return UsageError("run", "give --cases FILE or --rerun-failed CASES_DIR, not both");
   }
   const bool rerun = vm.count("rerun-failed") > 0;
-  const std::string path =
-      rerun ? vm["rerun-failed"].as<std::string>() + "/cases.json" : vm["cases"].as<std::string>();
+  const std::string path = single  ? std::string()
+                           : rerun ? vm["rerun-failed"].as<std::string>() + "/cases.json"
+                                   : vm["cases"].as<std::string>();
   if (vm.count("junit")) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");
     if (!writable.ok()) return Fail("run", writable);
   }
   if (Status html = CheckHtmlFlag(vm); !html.ok()) return Fail("run", html);
   Result<std::vector<CaseEntry>> cases =
-      rerun ? LoadFailedCases(vm["rerun-failed"].as<std::string>(), shared)
-            : LoadCasesFile(path, shared);
+      single  ? Result<std::vector<CaseEntry>>(std::vector<CaseEntry>{*single})
+      : rerun ? LoadFailedCases(vm["rerun-failed"].as<std::string>(), shared)
+              : LoadCasesFile(path, shared);
   if (!cases.ok()) return Fail("run", cases.status());
   if (rerun) {
     std::cerr << "trtllm-run: rerunning " << cases->size() << " case(s) that did not pass in "
@@ -64,28 +70,76 @@ int RunCasesMain(const po::variables_map& vm, const CaseRequest& shared, int kil
                                    "' must name a directory that does not exist yet");
     }
   }
-  // Each case is recorded at its verdict, in its own transaction.
+  // Each case is recorded at its verdict, in its own transaction (a repeat's runs under
+  // their case's name, so `history NAME` counts them together).
   std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
   Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store.get());
   if (!perf_gate.ok()) return Fail("run", perf_gate.status());
   options.finalize = perf_gate.value();
+  const std::vector<CaseEntry> originals = cases.value();
+  std::vector<CaseEntry> to_run =
+      repeat.count > 0 ? ExpandRepeats(originals, repeat.count) : originals;
+  std::vector<CaseOutcome> reused;
+  if (repeat.reuse_passed) reused = TakeReusedCases("run", store.get(), &to_run);
   if (store) {
-    options.on_verdict = [&store](const CaseOutcome& outcome) {
-      RecordInHistory("run", store.get(),
-                      history::CaseRecordOf(outcome.result, "case", outcome.entry.name));
+    const std::string kind = single ? "run" : "case";
+    const int count = repeat.count;
+    options.on_verdict = [&store, &originals, kind, count](const CaseOutcome& outcome) {
+      std::string name = outcome.entry.name;
+      if (count > 0) {
+        const std::size_t group = static_cast<std::size_t>((outcome.entry.index - 1) / count);
+        name = group < originals.size() ? RepeatedCaseName(originals[group]) : "";
+      }
+      RecordInHistory("run", store.get(), history::CaseRecordOf(outcome.result, kind, name));
     };
   }
-  Result<MultiRunResult> result = RunCases(*runtime.value(), cases.value(), options);
-  if (!result.ok()) return Fail("run", result.status());
-  std::cerr << "\n" << FormatCasesTable(result.value()) << "\n";
-  if (vm.count("junit")) {
-    const std::string junit = vm["junit"].as<std::string>();
-    Status written = WriteFileAtomic(junit, CasesToJUnit(result.value()));
+  MultiRunResult merged;
+  if (!to_run.empty()) {
+    Result<MultiRunResult> result = RunCases(*runtime.value(), to_run, options);
+    if (!result.ok()) return Fail("run", result.status());
+    merged = std::move(result.value());
+  } else {
+    std::cerr << "trtllm-run run: every case passed on this commit before: nothing to run\n";
+    merged.cases_file = path;
+  }
+  // The exit code of what ran: a reused case is SKIPPED, never a failure.
+  const int ran_exit = merged.cases.empty() ? kExitPassed : ExitCodeForCases(merged);
+  if (!reused.empty()) {
+    merged.cases.insert(merged.cases.end(), reused.begin(), reused.end());
+    std::stable_sort(
+        merged.cases.begin(), merged.cases.end(),
+        [](const CaseOutcome& a, const CaseOutcome& b) { return a.entry.index < b.entry.index; });
+  }
+  std::string combined = CasesToJson(merged);
+  std::vector<history::RepeatSummary> summaries;
+  if (repeat.count > 0) {
+    summaries = SummarizeRepeats(originals, merged, repeat.count, repeat.pass_rate);
+    combined = WithRepeatJson(combined, summaries);
+  }
+  if ((!reused.empty() || repeat.count > 0) && !merged.run_dir.empty()) {
+    Status written = WriteFileAtomic(merged.run_dir + "/result.json", combined);
     if (!written.ok()) std::cerr << "trtllm-run run: error: " << written.ToString() << "\n";
   }
-  WriteHtmlIfAsked("run", vm, result->run_dir);
-  if (vm["json"].as<bool>()) std::cout << CasesToJson(result.value()) << std::flush;
-  return ExitCodeForCases(result.value());
+  WriteHtmlIfAsked("run", vm, merged.run_dir);
+  std::cerr << "\n" << FormatCasesTable(merged) << "\n";
+  for (const history::RepeatSummary& summary : summaries) {
+    std::cerr << history::FormatRepeatSummary(summary);
+  }
+  if (vm.count("junit")) {
+    const std::string junit = vm["junit"].as<std::string>();
+    Status written = WriteFileAtomic(junit, CasesToJUnit(merged));
+    if (!written.ok()) std::cerr << "trtllm-run run: error: " << written.ToString() << "\n";
+  }
+  if (vm["json"].as<bool>()) std::cout << combined << std::flush;
+  if (repeat.count > 0) {
+    // The verdict of a repeat is its summaries': all passed, or the rate accepted.
+    if (ran_exit == kExitUserInterrupt) return ran_exit;
+    const bool accepted =
+        std::all_of(summaries.begin(), summaries.end(),
+                    [](const history::RepeatSummary& summary) { return summary.accepted; });
+    return accepted ? kExitPassed : (ran_exit != kExitPassed ? ran_exit : kExitFailed);
+  }
+  return ran_exit;
 }
 
 }  // namespace
@@ -124,6 +178,7 @@ int RunMain(int argc, char** argv) {
       .add(run_options)
       .add(cases_options)
       .add(HtmlOptions())
+      .add(RepeatOptions(/*reuse_passed=*/true))
       .add(HistoryOptions())
       .add(PerfGateOptions())
       .add(PluginOptions());
@@ -141,8 +196,21 @@ int RunMain(int argc, char** argv) {
   if (Status mode = perf::CheckGateMode(vm["perf-gate"].as<std::string>()); !mode.ok()) {
     return UsageError("run", mode.message(), mode.hint());
   }
+  RepeatFlags repeat;
+  if (std::optional<int> bad = RepeatFromFlags("run", vm, &repeat)) return *bad;
   if (vm.count("cases") || vm.count("rerun-failed")) {
-    return RunCasesMain(vm, request.value(), kill_grace);
+    return RunCasesMain(vm, request.value(), kill_grace, repeat);
+  }
+  if (repeat.reuse_passed) {
+    return UsageError("run", "--reuse-passed needs --cases FILE (or `stage`)",
+                      "a single run is what you asked for: it always runs");
+  }
+  if (repeat.count > 0) {
+    CaseEntry single;
+    single.index = 1;
+    single.origin = "the command line";
+    single.request = request.value();
+    return RunCasesMain(vm, request.value(), kill_grace, repeat, single);
   }
   if (vm.count("junit")) {
     Status writable = CheckOutputFile(vm["junit"].as<std::string>(), "--junit");

@@ -41,7 +41,7 @@ TEST_CASE(
     CHECK_FALSE(init["result"].HasMember("resultType"));
     rapidjson::Document tools = server.Request(1, "tools/list");
     REQUIRE(tools.HasMember("result"));
-    CHECK(tools["result"]["tools"].Size() == 10);
+    CHECK(tools["result"]["tools"].Size() == 13);
     CHECK_FALSE(tools["result"].HasMember("resultType"));
     CHECK_FALSE(tools["result"].HasMember("ttlMs"));
     rapidjson::Document ping = server.Request(2, "ping");
@@ -73,7 +73,7 @@ TEST_CASE("mcp: modern server/discover and per-request _meta: resultType, ttlMs,
   CHECK(Str(tools["result"], "resultType") == "complete");
   CHECK(tools["result"]["ttlMs"].IsInt());
   CHECK(Str(tools["result"], "cacheScope") == "public");
-  CHECK(tools["result"]["tools"].Size() == 10);
+  CHECK(tools["result"]["tools"].Size() == 13);
   rapidjson::Document plan =
       server.Call(3, "plan_case",
                   "{\"custom_cmd\":\"echo modern\",\"scenario\":\"local_direct\",\"repo_root\":" +

@@ -119,6 +119,43 @@ const char kPerfCompareSchema[] = R"({
   "required": ["a", "b", "rows"]
 })";
 
+const char kTestHistorySchema[] = R"({
+  "type": "object",
+  "properties": {
+    "name": {"type": "string"},
+    "store": {"type": "string", "description": "The history store read."},
+    "runs": {"type": "integer", "minimum": 0, "description": "Outcomes recorded, reruns included."},
+    "passed": {"type": "integer", "minimum": 0},
+    "failed": {"type": "integer", "minimum": 0, "description": "Failed or error (a case: any verdict but PASSED and SKIPPED)."},
+    "pass_rate": {"type": "number", "minimum": 0, "maximum": 1, "description": "passed / (passed + failed); skips not counted."},
+    "p50_seconds": {"type": ["number", "null"]},
+    "p90_seconds": {"type": ["number", "null"]},
+    "last": {"type": "array", "description": "The newest outcomes, newest first.", "items": {"type": "object", "properties": {
+      "recorded_at": {"type": "string"}, "outcome": {"type": "string"}, "commit": {"type": "string"},
+      "branch": {"type": "string"}, "attempt": {"type": "integer"}, "duration_seconds": {"type": ["number", "null"]},
+      "signature": {"type": "string"}, "stage": {"type": "string"}, "shard": {"type": "integer"}, "work_dir": {"type": "string"}},
+      "required": ["recorded_at", "outcome", "commit", "branch", "attempt", "duration_seconds", "signature", "stage", "shard", "work_dir"]}},
+    "signatures": {"type": "array", "description": "Failure signatures, most frequent first.", "items": {"type": "object", "properties": {
+      "signature": {"type": "string"}, "count": {"type": "integer", "minimum": 1}}, "required": ["signature", "count"]}}
+  },
+  "required": ["name", "store", "runs", "passed", "failed", "pass_rate", "p50_seconds", "p90_seconds", "last", "signatures"]
+})";
+
+const char kFlakySchema[] = R"({
+  "type": "object",
+  "properties": {
+    "store": {"type": "string"},
+    "since": {"type": "string", "description": "ISO 8601 UTC start of the window; empty: all."},
+    "flaky": {"type": "array", "description": "Highest flake rate first.", "items": {"type": "object", "properties": {
+      "node_id": {"type": "string"}, "flake_rate": {"type": "number", "minimum": 0, "maximum": 1},
+      "passed": {"type": "integer", "minimum": 0}, "failed": {"type": "integer", "minimum": 0},
+      "passed_on_rerun": {"type": "integer", "minimum": 0}, "mixed_commits": {"type": "integer", "minimum": 0},
+      "last_at": {"type": "string"}},
+      "required": ["node_id", "flake_rate", "passed", "failed", "passed_on_rerun", "mixed_commits", "last_at"]}}
+  },
+  "required": ["store", "since", "flaky"]
+})";
+
 struct ToolText {
   const char* name;
   const char* title;
@@ -240,6 +277,22 @@ const ToolText kTools[] = {
          "max_parallel_local": {"type": "integer", "minimum": 0, "maximum": 1000, "description": "Shards running on this host at once (local_direct, local_docker); 0: all."},
          "kill_grace": {"type": "integer", "minimum": 0, "maximum": 3600}})",
      R"(["stage"])", "", true, false, false, false, true},
+    {"test_history", "A test's history",
+     "What the history remembers of one test (its pytest node id, as a stage's test list "
+     "writes it) or case (its cases-file name or command), as `trtllm-run history NAME "
+     "--json`: pass rate (skips not counted), the newest outcomes with dates, commits, "
+     "attempts and work dirs, duration p50/p90, failure signatures by count. The history is "
+     "the server's (`trtllm-run mcp --history STORE`, else the user's). An unknown name is "
+     "a tool error.",
+     R"({"name": {"type": "string", "description": "The test's node id or the case's name."},
+         "last": {"type": "integer", "minimum": 1, "maximum": 200, "description": "How many of the newest outcomes to list (default 10)."}})",
+     R"(["name"])", kTestHistorySchema, false, true, false, true, false},
+    {"flaky_tests", "Flaky tests",
+     "The flaky tests of the history, as `trtllm-run history flaky --json`: tests with a "
+     "pass and a failure on one commit, or that failed and then passed on a rerun, highest "
+     "flake rate (failures / outcomes) first, with their counts.",
+     R"({"days": {"type": "number", "exclusiveMinimum": 0, "maximum": 36500, "description": "Only the outcomes of the last N days (default: all)."}})",
+     "[]", kFlakySchema, false, true, false, true, false},
 };
 
 const ToolText* FindText(std::string_view name) {

@@ -175,15 +175,19 @@ std::vector<std::string> Tools::Command(const std::string& subcommand, bool plug
   }
   if (!options_.clusters_file.empty())
     argv.insert(argv.end(), {"--clusters", options_.clusters_file});
+  if (subcommand == "exec" || subcommand == "run" || subcommand == "stage") {
+    argv.insert(argv.end(), options_.history_args.begin(), options_.history_args.end());
+  }
   return argv;
 }
 
 ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallContext& context) {
   static const std::pair<const char*, const char*> kCli[] = {
-      {"plan_case", "plan"},   {"run_case", "run"},       {"run_cases", "run"},
-      {"wait_case", "attach"}, {"case_status", "status"}, {"cancel_case", "cancel"},
-      {"case_log", "status"},  {"list_cases", "status"},  {"probe_slurm", "env"},
-      {"run_stage", "stage"},  {"perf_compare", "perf"}};
+      {"plan_case", "plan"},   {"run_case", "run"},         {"run_cases", "run"},
+      {"wait_case", "attach"}, {"case_status", "status"},   {"cancel_case", "cancel"},
+      {"case_log", "status"},  {"list_cases", "status"},    {"probe_slurm", "env"},
+      {"run_stage", "stage"},  {"test_history", "history"}, {"flaky_tests", "history"},
+      {"perf_compare", "perf"}};
   std::string cli = "mcp";
   for (const auto& [name, subcommand] : kCli) {
     if (tool == name) cli = subcommand;
@@ -201,6 +205,8 @@ ToolOutcome Tools::Call(std::string_view tool, const Value& arguments, CallConte
   if (tool == "list_cases") return ListCasesTool(arguments);
   if (tool == "probe_slurm") return ProbeSlurm(arguments);
   if (tool == "perf_compare") return PerfCompare(arguments);
+  if (tool == "test_history") return TestHistory(arguments);
+  if (tool == "flaky_tests") return FlakyTests(arguments);
   return ToolError(cli, Status::InvalidInput("unknown tool '" + std::string(tool) + "'"));
 }
 

@@ -1,8 +1,8 @@
 // The MCP server's tools (schemas.h lists them): plan_case, run_case, run_cases, run_stage
 // (this file's tools.cc), wait_case, case_status, cancel_case, case_log, list_cases and
-// probe_slurm (tools_watch.cc). A tool never blocks longer than its own bound (100 s at
-// most) and keeps nothing in memory between calls: every answer is read from the work
-// dirs, so another server (or the CLI) sees the same.
+// probe_slurm (tools_watch.cc), test_history and flaky_tests (tools_history.cc). A tool never
+// blocks longer than its own bound (100 s at most) and keeps nothing in memory between calls: every
+// answer is read from the work dirs, so another server (or the CLI) sees the same.
 #ifndef TRTLLM_RUN_APPS_MCP_TOOLS_H_
 #define TRTLLM_RUN_APPS_MCP_TOOLS_H_
 
@@ -16,6 +16,7 @@
 #include "json.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/runtime.h"
+#include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::mcp {
@@ -28,6 +29,9 @@ struct ToolsOptions {
   // Passed on to those commands: "--plugin-dir" DIR pairs, and the catalog file.
   std::vector<std::string> plugin_dirs;
   std::string clusters_file;
+  // The history the commands record in and the history tools read: {"--history", STORE},
+  // {"--no-history"}, or empty (the user's default). Given to exec, run, stage and history.
+  std::vector<std::string> history_args;
 };
 
 // How a tool call talks back while it runs (the server implements it per call).
@@ -71,6 +75,8 @@ class Tools {
   ToolOutcome PerfCompare(const Value& args);
   ToolOutcome ListCasesTool(const Value& args);
   ToolOutcome ProbeSlurm(const Value& args);
+  ToolOutcome TestHistory(const Value& args);  // tools_history.cc
+  ToolOutcome FlakyTests(const Value& args);
 
   // The trtllm-run argv prefix for a subcommand with the plugin options.
   std::vector<std::string> Command(const std::string& subcommand, bool plugin_options) const;
@@ -93,6 +99,9 @@ ToolOutcome ToolResult(Document structured, std::string text);
 // each set through SetRequestField as the CLI sets its flags (origin "--<flag>"), so a
 // bad value gets the CLI's message. Passwords are refused.
 Status RequestFromArguments(std::string_view tool, const Value& args, CaseRequest* request);
+
+// Runs a command here, bounded by coreutils timeout; stdout and stderr captured.
+Result<CommandOutput> RunBounded(const std::vector<std::string>& argv, double seconds);
 
 // Argument getters; the values were checked against the schema (CheckToolArguments).
 std::string StringArg(const Value& args, const char* name, const std::string& fallback = "");

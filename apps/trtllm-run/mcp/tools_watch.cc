@@ -52,14 +52,6 @@ bool Settled(const CaseState& state) {
          state.status == "abandoned";
 }
 
-// Runs a command here, bounded by coreutils timeout; stdout and stderr captured.
-Result<CommandOutput> RunBounded(const std::vector<std::string>& argv, double seconds) {
-  std::vector<std::string> bounded = {"timeout", "-k", "5",
-                                      std::to_string(static_cast<int>(std::ceil(seconds)))};
-  bounded.insert(bounded.end(), argv.begin(), argv.end());
-  return MakeLocalScenario()->Run(bounded, "");
-}
-
 // Values that reach ssh or the probe's command line: no control characters, no option
 // lookalikes, only the ssh options of the one allow-list (model/trust.h).
 Status CheckProbeValue(const std::string& name, const std::string& value) {
@@ -78,6 +70,13 @@ Status CheckProbeValue(const std::string& name, const std::string& value) {
 }
 
 }  // namespace
+
+Result<CommandOutput> RunBounded(const std::vector<std::string>& argv, double seconds) {
+  std::vector<std::string> bounded = {"timeout", "-k", "5",
+                                      std::to_string(static_cast<int>(std::ceil(seconds)))};
+  bounded.insert(bounded.end(), argv.begin(), argv.end());
+  return MakeLocalScenario()->Run(bounded, "");
+}
 
 ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
   const std::string handle = StringArg(args, "handle");

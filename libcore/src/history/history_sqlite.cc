@@ -132,6 +132,9 @@ class SqliteStore : public HistoryStore {
   Result<std::vector<OutcomeRow>> Outcomes(const std::string& name, int limit) override;
   Result<std::vector<CommitCounts>> CountsByCommit(const std::string& since) override;
   Result<std::map<std::string, double>> MeanDurations() override;
+  Result<std::vector<LatestOutcome>> LatestTestOutcomes(
+      const std::string& commit, const std::optional<std::string>& stage) override;
+  Result<std::vector<LatestOutcome>> LatestCaseVerdicts(const std::string& commit) override;
   Result<std::int64_t> Prune(const std::string& before) override;
   Result<std::pair<std::int64_t, std::int64_t>> RowCounts() override;
   Status RecordPerf(const std::vector<PerfPointRecord>& points) override;
@@ -309,6 +312,51 @@ Result<std::map<std::string, double>> SqliteStore::MeanDurations() {
   }
   if (rc != SQLITE_DONE) return Error("reading durations");
   return durations;
+}
+
+// Both read the rows newest first and keep the first of each id (plain SQL: no window
+// function, no SQLite-only aggregate).
+Result<std::vector<LatestOutcome>> SqliteStore::LatestTestOutcomes(
+    const std::string& commit, const std::optional<std::string>& stage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement query(db_,
+                  "SELECT t.node_id, t.outcome, t.recorded_at, c.work_dir FROM tests t "
+                  "JOIN cases c ON c.id = t.case_id "
+                  "WHERE t.commit_sha = ? AND (? = 0 OR c.stage = ?) "
+                  "ORDER BY t.node_id, t.recorded_at DESC, t.attempt DESC, t.id DESC");
+  if (!query.ok()) return Error("preparing the latest outcomes query");
+  query.Text(1, commit);
+  query.Int(2, stage ? 1 : 0);
+  query.Text(3, stage.value_or(""));
+  std::vector<LatestOutcome> rows;
+  int rc;
+  while ((rc = query.Step()) == SQLITE_ROW) {
+    std::string id = query.ColumnText(0);
+    if (!rows.empty() && rows.back().id == id) continue;
+    rows.push_back({std::move(id), query.ColumnText(1), query.ColumnText(2), query.ColumnText(3)});
+  }
+  if (rc != SQLITE_DONE) return Error("reading the latest outcomes");
+  return rows;
+}
+
+Result<std::vector<LatestOutcome>> SqliteStore::LatestCaseVerdicts(const std::string& commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement query(db_,
+                  "SELECT name, verdict, recorded_at, work_dir FROM cases "
+                  "WHERE commit_sha = ? AND kind IN ('run', 'case') "
+                  "ORDER BY name, recorded_at DESC, id DESC");
+  if (!query.ok()) return Error("preparing the latest verdicts query");
+  query.Text(1, commit);
+  std::vector<LatestOutcome> rows;
+  int rc;
+  while ((rc = query.Step()) == SQLITE_ROW) {
+    std::string name = query.ColumnText(0);
+    if (!rows.empty() && rows.back().id == name) continue;
+    rows.push_back(
+        {std::move(name), query.ColumnText(1), query.ColumnText(2), query.ColumnText(3)});
+  }
+  if (rc != SQLITE_DONE) return Error("reading the latest verdicts");
+  return rows;
 }
 
 Result<std::int64_t> SqliteStore::Prune(const std::string& before) {

@@ -94,6 +94,14 @@ struct PerfPointRecord {
   std::string work_dir;
 };
 
+// The newest outcome of one test (or verdict of one case) on a commit, for --reuse-passed.
+struct LatestOutcome {
+  std::string id;           // the test's node id, or the case's name
+  std::string outcome;      // the test's outcome ("passed", ...), or the case's verdict
+  std::string recorded_at;  // ISO 8601 UTC
+  std::string work_dir;     // of the case that ran it
+};
+
 // The store. Every method is safe to call from several threads of one process (calls are
 // serialized), and several processes may use one store at once: writers wait for each
 // other up to the busy timeout, readers never wait for writers.
@@ -111,6 +119,14 @@ class TRTLLM_RUN_API HistoryStore {
   virtual Result<std::vector<CommitCounts>> CountsByCommit(const std::string& since) = 0;
   // Each test's mean duration over its passed and failed runs that have one.
   virtual Result<std::map<std::string, double>> MeanDurations() = 0;
+  // --reuse-passed: each test's newest outcome on `commit` (its last attempt: the newest
+  // recorded_at, then the highest attempt), of cases of the stage `stage` when it is set
+  // (any case, stage or not, when nullopt). One row per node id, in node id order.
+  virtual Result<std::vector<LatestOutcome>> LatestTestOutcomes(
+      const std::string& commit, const std::optional<std::string>& stage) = 0;
+  // --reuse-passed of `run --cases`: each case name's newest verdict on `commit`, among the
+  // cases of kind "run" and "case". One row per name, in name order.
+  virtual Result<std::vector<LatestOutcome>> LatestCaseVerdicts(const std::string& commit) = 0;
   // Deletes the cases (and their tests) recorded before `before` (ISO 8601); how many.
   virtual Result<std::int64_t> Prune(const std::string& before) = 0;
   // Writes the perf points of one measurement in one transaction: all of them or none.

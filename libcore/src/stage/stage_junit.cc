@@ -195,6 +195,7 @@ std::pair<std::string, std::string> JUnitKeyOfTestId(std::string_view test_id) {
 
 StageTestVerdict VerdictOf(const StageTestResult& test) {
   if (test.waived_reason) return StageTestVerdict::kWaived;
+  if (test.reused_reason) return StageTestVerdict::kSkipped;
   if (test.attempts.empty()) return StageTestVerdict::kNotRun;
   JUnitOutcome last = test.attempts.back().outcome;
   if (last == JUnitOutcome::kPassed) {
@@ -337,7 +338,10 @@ std::string StageJUnit(const std::string& stage_name, const std::vector<StageTes
                "/>\n";
         break;
       case StageTestVerdict::kSkipped:
-        xml += "      <skipped" + Attr("message", test.attempts.back().message) + "/>\n";
+        xml += "      <skipped" +
+               Attr("message",
+                    test.reused_reason ? *test.reused_reason : test.attempts.back().message) +
+               "/>\n";
         break;
       case StageTestVerdict::kFlaky:
         for (const TestAttempt& attempt : test.attempts) {

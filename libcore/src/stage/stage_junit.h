@@ -69,6 +69,7 @@ struct StageTestResult {
   int split_id = 0;
   std::vector<TestAttempt> attempts;         // the first run, then each rerun in order
   std::optional<std::string> waived_reason;  // set: waived, never run
+  std::optional<std::string> reused_reason;  // set: --reuse-passed, never run (kSkipped)
   // Why the test was not run (its shard ended before it, or never started); "" when it ran.
   std::string not_run_reason;
   // The rerun policy's word on a failed first run ("rerun 2 times: ..." or "not eligible
@@ -81,8 +82,9 @@ enum class StageTestVerdict { kPassed, kFlaky, kFailed, kSkipped, kWaived, kNotR
 // "passed", "flaky", "failed", "skipped", "waived", "not_run".
 TRTLLM_RUN_API const char* StageTestVerdictName(StageTestVerdict verdict);
 
-// waived -> kWaived; no attempt -> kNotRun; the last attempt passed after an earlier one
-// failed -> kFlaky; last attempt passed -> kPassed, skipped -> kSkipped; else kFailed.
+// waived -> kWaived; reused (--reuse-passed) -> kSkipped; no attempt -> kNotRun; the last attempt
+// passed after an earlier one failed -> kFlaky; last attempt passed -> kPassed, skipped ->
+// kSkipped; else kFailed.
 TRTLLM_RUN_API StageTestVerdict VerdictOf(const StageTestResult& test);
 
 struct StageCounts {

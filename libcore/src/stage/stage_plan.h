@@ -25,7 +25,11 @@ struct StageTest {
   bool isolation = false;                    // ISOLATION: its own pytest process
   double expected_seconds = 0;               // from .test_durations, or the mean of the known
   std::optional<std::string> waived_reason;  // set when waived: SKIPPED, never submitted
-  int timeout_seconds = 0;                   // from a TIMEOUT (N minutes) marker; 0 none
+  // Set by --reuse-passed ("passed on <commit> at <time> (<work dir>)"): SKIPPED, never
+  // submitted, and kept in its shard, so the split is the one without reuse (as CI's
+  // reused tests are waive-list entries pytest-split still counts).
+  std::optional<std::string> reused_reason;
+  int timeout_seconds = 0;  // from a TIMEOUT (N minutes) marker; 0 none
 };
 
 struct StageShard {

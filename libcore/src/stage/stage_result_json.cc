@@ -90,6 +90,7 @@ std::string StageResultToJson(const StageRunResult& result) {
     Num(&w, "seconds", test.attempts.empty() ? 0.0 : test.attempts.back().seconds);
     Int(&w, "reruns", test.attempts.empty() ? 0 : static_cast<int>(test.attempts.size()) - 1);
     if (test.waived_reason) Str(&w, "waived_reason", *test.waived_reason);
+    if (test.reused_reason) Str(&w, "skipped_reason", *test.reused_reason);
     if (!test.not_run_reason.empty()) Str(&w, "not_run_reason", test.not_run_reason);
     if (!test.rerun_note.empty()) Str(&w, "rerun_note", test.rerun_note);
     json::WriteKey(&w, "attempts");

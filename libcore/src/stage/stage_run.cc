@@ -104,7 +104,7 @@ std::string FailureText(const stage::TestAttempt& attempt) {
 }
 
 bool NeedsRerun(const StageTestResult& test) {
-  if (test.waived_reason) return false;
+  if (test.waived_reason || test.reused_reason) return false;
   if (test.attempts.empty()) return true;
   JUnitOutcome last = test.attempts.back().outcome;
   return last == JUnitOutcome::kFailed || last == JUnitOutcome::kError;
@@ -418,8 +418,9 @@ Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
       record.id = test.id;
       record.split_id = shard.split_id;
       record.waived_reason = test.waived_reason;
+      if (!test.waived_reason) record.reused_reason = test.reused_reason;
       result.tests.push_back(record);
-      if (test.waived_reason) continue;
+      if (test.waived_reason || test.reused_reason) continue;
       test_of[test.id] = &test;
       by_split[shard.split_id].push_back(&test);
       if (test.timeout_seconds > 0) {

@@ -6,7 +6,10 @@
 // aborts (notifications/cancelled), and a local_slurm case on the test cluster to its
 // verdict, and run_stage: a CI stage of a fixture checkout in 2 shards with a flaky and a
 // failing test, its shard jobs as they start and every test's outcome at the end, on
-// local_direct and as Slurm jobs on the test cluster (local_slurm).
+// local_direct and as Slurm jobs on the test cluster (local_slurm), and test_history and
+// flaky_tests reading what those stages recorded. The server records in a history of this
+// test's own (mcp --history) and sees a private XDG_DATA_HOME: nothing reaches the user's
+// history.
 //
 //   TRTLLM_RUN_BIN=build/bin/trtllm-run node sdk_client_test.mjs
 import assert from "node:assert/strict";
@@ -24,9 +27,13 @@ const repo = fs.mkdtempSync(path.join(os.tmpdir(), "trtllm_mcp_sdk_"));
 const marker = `mcp_sdk_${process.pid}`;
 const EXPECTED_TOOLS = ["plan_case", "run_case", "wait_case", "case_status", "cancel_case",
                         "case_log", "list_cases", "probe_slurm", "run_cases", "run_stage",
-                        "perf_compare"];
+                        "perf_compare", "test_history", "flaky_tests"];
 // SDK_TEST_ONLY=REGEX runs only the steps whose name matches (tools/list always runs).
 const only = process.env.SDK_TEST_ONLY ? new RegExp(process.env.SDK_TEST_ONLY) : null;
+                        // The history the server and everything it starts record in, and a data home where the
+// default store would go: it must stay empty.
+const historyStore = path.join(repo, "history.sqlite");
+const dataHome = fs.mkdtempSync(path.join(os.tmpdir(), "trtllm_mcp_sdk_data_"));
 const validator = new AjvJsonSchemaValidator();
 const outputCheck = new Map();
 let failures = 0;
@@ -68,7 +75,9 @@ async function waitForVerdict(client, handle, maxCalls, timeoutS) {
   assert.fail(`no verdict after ${maxCalls} wait_case calls: ${JSON.stringify(state)}`);
 }
 
-const transport = new StdioClientTransport({ command: BIN, args: ["mcp"], cwd: repo, stderr: "inherit" });
+const transport = new StdioClientTransport({
+  command: BIN, args: ["mcp", "--history", historyStore], cwd: repo, stderr: "inherit",
+  env: { ...process.env, XDG_DATA_HOME: dataHome } });
 const client = new Client({ name: "trtllm-run-sdk-test", version: "1.0.0" });
 // Anything on the server's stdout that is not a JSON-RPC message lands here.
 const transportErrors = [];
@@ -335,6 +344,42 @@ await step("run_stage on local_slurm: 2 shards as 2 Slurm jobs, per-test outcome
   assert.equal(state.scenario, "local_slurm");
 });
 
+await step("test_history and flaky_tests: what the two stages recorded in the server's history", async () => {
+  const failing = await call(client, "test_history", { name: "test_sdk.py::test_fail_always", last: 4 });
+  assert.ok(!failing.isError, failing.content[0].text);
+  const record = failing.structuredContent;
+  assert.equal(record.store, historyStore);
+  assert.equal(record.runs, 6, JSON.stringify(record));  // 3 attempts in each of the 2 stages
+  assert.equal(record.failed, 6);
+  assert.equal(record.passed, 0);
+  assert.equal(record.pass_rate, 0);
+  assert.equal(record.last.length, 4);
+  assert.equal(record.last[0].stage, "SDK-Stage");
+  assert.ok(record.signatures.length >= 1 && record.signatures[0].count >= 1, JSON.stringify(record.signatures));
+  assert.match(failing.content[0].text, /0 passed, 6 failed of 6 runs/);
+  const passing = await call(client, "test_history", { name: "test_sdk.py::test_pass_a" });
+  assert.equal(passing.structuredContent.passed, 2);
+  assert.equal(passing.structuredContent.pass_rate, 1);
+  const unknown = await call(client, "test_history", { name: "test_sdk.py::never_ran" });
+  assert.equal(unknown.isError, true);
+  assert.match(unknown.content[0].text, /no test or case named 'test_sdk.py::never_ran'/);
+  const option = await call(client, "test_history", { name: "--json" });
+  assert.equal(option.isError, true);
+  const flaky = await call(client, "flaky_tests", {});
+  assert.ok(!flaky.isError, flaky.content[0].text);
+  assert.equal(flaky.structuredContent.store, historyStore);
+  assert.deepEqual(flaky.structuredContent.flaky.map((t) => t.node_id), ["test_sdk.py::test_flaky"]);
+  const [test] = flaky.structuredContent.flaky;
+  assert.equal(test.passed_on_rerun, 2);  // it passed on its rerun in both stages
+  assert.equal(test.failed, 2);
+  assert.match(flaky.content[0].text, /1 flaky test\(s\).*test_sdk.py::test_flaky/);
+  const recent = await call(client, "flaky_tests", { days: 1 });
+  assert.equal(recent.structuredContent.flaky.length, 1);
+  assert.notEqual(recent.structuredContent.since, "");
+  const bad = await call(client, "flaky_tests", { days: -1 });
+  assert.equal(bad.isError, true);
+});
+
 await step("run_stage + cancel_case: a running stage is stopped, its shards' processes gone", async () => {
   const root = path.join(repo, "stage_cancel");
   writeStageCheckout(root);
@@ -397,8 +442,14 @@ await step("the server's stdout held JSON-RPC messages only", async () => {
   assert.deepEqual(transportErrors, []);
 });
 
+await step("nothing was recorded outside the test's own history", async () => {
+  assert.ok(fs.existsSync(historyStore), "the server's --history store was never written");
+  assert.deepEqual(fs.readdirSync(dataHome), [], "something wrote the default history store");
+});
+
 await client.close();
 fs.rmSync(repo, { recursive: true, force: true });
+fs.rmSync(dataHome, { recursive: true, force: true });
 if (failures > 0) {
   log(`${failures} step(s) failed`);
   process.exit(1);
