@@ -234,6 +234,23 @@ TEST_CASE("history on PostgreSQL: a case and its tests recorded and read back an
   CHECK(PgValue(db.url(), "SELECT name || ' ' || command FROM cases ORDER BY id DESC LIMIT 1") ==
         "bad?name\xc3\xa9 a?b");
 
+  // --reuse-passed's queries: per test (and per case name) the newest outcome on a commit.
+  auto latest = store.value()->LatestTestOutcomes(std::string(40, 'a'), std::nullopt);
+  REQUIRE(latest.ok());
+  REQUIRE(latest->size() == 2);
+  CHECK(latest->at(0).id == "t.py::test_a");
+  CHECK(latest->at(0).outcome == "passed");
+  CHECK(latest->at(0).recorded_at == "2026-12-02T10:00:00Z");
+  CHECK(latest->at(1).outcome == "skipped");
+  CHECK(store.value()->LatestTestOutcomes(std::string(40, 'a'), "other stage")->empty());
+  CHECK(store.value()->LatestTestOutcomes(std::string(40, 'b'), std::nullopt)->empty());
+  auto verdicts = store.value()->LatestCaseVerdicts(std::string(40, 'a'));
+  REQUIRE(verdicts.ok());
+  REQUIRE(verdicts->size() >= 2);
+  CHECK(verdicts->at(0).id == "t.py::test_a");
+  CHECK(verdicts->at(0).outcome == "FAILED");
+  CHECK(verdicts->at(0).work_dir == "/w/t.py::test_a");
+
   // Perf points (schema v2): written in one transaction, read per match key, oldest first;
   // a point before the prune's cut goes with the cases.
   std::vector<trtllm_run::history::PerfPointRecord> points(3);

@@ -196,6 +196,9 @@ class PostgresStore : public HistoryStore {
   Result<std::vector<CommitCounts>> CountsByCommit(const std::string& since) override;
   Result<std::map<std::string, double>> MeanDurations() override;
   Result<std::int64_t> Prune(const std::string& before) override;
+  Result<std::vector<LatestOutcome>> LatestTestOutcomes(
+      const std::string& commit, const std::optional<std::string>& stage) override;
+  Result<std::vector<LatestOutcome>> LatestCaseVerdicts(const std::string& commit) override;
   Status RecordPerf(const std::vector<PerfPointRecord>& points) override;
   Result<std::vector<PerfPointRecord>> PerfPoints(const std::string& match_key,
                                                   const std::string& since) override;
@@ -451,6 +454,48 @@ Result<std::int64_t> PostgresStore::Prune(const std::string& before) {
   });
   if (!pruned.ok()) return pruned;
   return removed;
+}
+
+// The rows of a latest-outcome query (id, outcome, recorded_at, work_dir), sorted by id and
+// newest first within it: the first row of each id.
+std::vector<LatestOutcome> FirstPerId(const PGresult* result) {
+  std::vector<LatestOutcome> rows;
+  for (int i = 0; i < PQntuples(result); ++i) {
+    std::string id = Cell(result, i, 0);
+    if (!rows.empty() && rows.back().id == id) continue;
+    rows.push_back({std::move(id), Cell(result, i, 1), Cell(result, i, 2), Cell(result, i, 3)});
+  }
+  return rows;
+}
+
+Result<std::vector<LatestOutcome>> PostgresStore::LatestTestOutcomes(
+    const std::string& commit, const std::optional<std::string>& stage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Params params;
+  params.Text(commit);
+  params.Int(stage ? 1 : 0);
+  params.Text(stage.value_or(""));
+  Result<ResultPtr> result = Query(
+      "SELECT t.node_id, t.outcome, t.recorded_at, c.work_dir FROM tests t "
+      "JOIN cases c ON c.id = t.case_id "
+      "WHERE t.commit_sha = $1 AND ($2::integer = 0 OR c.stage = $3) "
+      "ORDER BY t.node_id COLLATE \"C\", t.recorded_at DESC, t.attempt DESC, t.id DESC",
+      params, "reading the latest outcomes");
+  if (!result.ok()) return result.status();
+  return FirstPerId(result->get());
+}
+
+Result<std::vector<LatestOutcome>> PostgresStore::LatestCaseVerdicts(const std::string& commit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Params params;
+  params.Text(commit);
+  Result<ResultPtr> result = Query(
+      "SELECT name, verdict, recorded_at, work_dir FROM cases "
+      "WHERE commit_sha = $1 AND kind IN ('run', 'case') "
+      "ORDER BY name COLLATE \"C\", recorded_at DESC, id DESC",
+      params, "reading the latest verdicts");
+  if (!result.ok()) return result.status();
+  return FirstPerId(result->get());
 }
 
 Status PostgresStore::RecordPerf(const std::vector<PerfPointRecord>& points) {
