@@ -36,6 +36,7 @@ int ExitCodeForStatus(const Status& status) {
 }
 
 bool json_errors = false;
+std::string command_description;  // the running subcommand's line of `trtllm-run --help`
 std::function<void(const CommandDoc&)> describe_hook;
 
 // {"error": {...}} on stdout, for callers that read --json output.
@@ -69,11 +70,25 @@ const std::map<std::string, std::string>& ShortFlags() {
 
 // The value names the help, the input checks and the completion read (Parse).
 const std::map<std::string, std::string>& ValueNames() {
-  static const std::map<std::string, std::string> names = {
-      {"custom-script", "FILE"},        {"perf-config-yaml", "FILE"},   {"slurm-env-file", "FILE"},
-      {"ssh-config-file", "FILE"},      {"identity", "FILE"},           {"checkpoint-path", "DIR"},
-      {"models-path", "DIR"},           {"repo-root", "DIR"},           {"time-limit", "DURATION"},
-      {"alloc-time-limit", "DURATION"}, {"monitor-timeout", "DURATION"}};
+  static const std::map<std::string, std::string> names = {{"custom-script", "FILE"},
+                                                           {"perf-config-yaml", "FILE"},
+                                                           {"slurm-env-file", "FILE"},
+                                                           {"ssh-config-file", "FILE"},
+                                                           {"identity", "FILE"},
+                                                           {"checkpoint-path", "DIR"},
+                                                           {"models-path", "DIR"},
+                                                           {"repo-root", "DIR"},
+                                                           {"time-limit", "DURATION"},
+                                                           {"alloc-time-limit", "DURATION"},
+                                                           {"monitor-timeout", "DURATION"},
+                                                           {"max-pending", "DURATION"},
+                                                           {"silence-timeout", "DURATION"},
+                                                           {"partition", "NAME"},
+                                                           {"account", "NAME"},
+                                                           {"scenario", "SCENARIO"},
+                                                           {"container-runtime", "RUNTIME"},
+                                                           {"slurm-cluster", "CLUSTER"},
+                                                           {"container-image", "IMAGE"}};
   return names;
 }
 
@@ -159,6 +174,8 @@ Status CheckInputFiles(const po::options_description& options, const po::variabl
 }  // namespace
 
 void SetJsonErrors(bool on) { json_errors = on; }
+
+void SetCommandDescription(const std::string& description) { command_description = description; }
 
 void SetDescribeHook(std::function<void(const CommandDoc&)> hook) {
   describe_hook = std::move(hook);
@@ -378,7 +395,7 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
     CommandDoc doc;
     doc.name = subcommand;
     doc.positional = usage.positional;
-    doc.about = usage.about;
+    doc.about = usage.about.empty() ? command_description : usage.about;
     doc.groups = DescribeOptions(visible);
     return doc;
   };
@@ -394,7 +411,13 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
   po::positional_options_description positional;
   positional.add("positional", -1);
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), *vm);
+    // No prefix guessing: `--scen` is not taken as --scenario (an abbreviation that a
+    // later flag makes ambiguous would change meaning); it gets a did-you-mean instead.
+    const int style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(argc, argv).options(all).positional(positional).style(style).run(),
+        *vm);
     po::notify(*vm);
   } catch (const po::unknown_option& e) {
     std::string given = e.get_option_name();
