@@ -88,7 +88,26 @@ const std::map<std::string, std::string>& ValueNames() {
                                                            {"scenario", "SCENARIO"},
                                                            {"container-runtime", "RUNTIME"},
                                                            {"slurm-cluster", "CLUSTER"},
-                                                           {"container-image", "IMAGE"}};
+                                                           {"container-image", "IMAGE"},
+                                                           {"test-cmd", "COMMAND"},
+                                                           {"bench-cmd", "COMMAND"},
+                                                           {"eval-cmd", "COMMAND"},
+                                                           {"custom-cmd", "COMMAND"},
+                                                           {"custom-env", "ENV"},
+                                                           {"model-name", "NAME"},
+                                                           {"device-type", "GPU"},
+                                                           {"llm-models-root", "CONTAINER_DIR"},
+                                                           {"docker-pull", "POLICY"},
+                                                           {"docker-memory", "SIZE"},
+                                                           {"remote-cwd", "REMOTE_DIR"},
+                                                           {"remote-repo-path", "REMOTE_DIR"},
+                                                           {"repo-url", "URL"},
+                                                           {"repo-branch", "BRANCH"},
+                                                           {"extra-files", "LOCAL_FILE"},
+                                                           {"ssh-host", "[USER@]HOST"},
+                                                           {"ssh-option", "KEY=VALUE"},
+                                                           {"user-name", "NAME"},
+                                                           {"slurm-user", "NAME"}};
   return names;
 }
 
@@ -301,7 +320,8 @@ po::options_description CaseOptions() {
   for (const RequestField& field : RequestFields()) {
     if (!SshFieldNames().count(field.name)) AddFieldOption(field, &options);
   }
-  options.add_options()("executor-option", po::value<std::vector<std::string>>()->composing(),
+  options.add_options()("executor-option",
+                        po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                         "KEY=VALUE input of the chosen executor (repeatable; request files: "
                         "executor_options mapping); the executor says which keys it takes")(
       "request", po::value<std::string>()->value_name("FILE"),
@@ -421,7 +441,15 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
     po::notify(*vm);
   } catch (const po::unknown_option& e) {
     std::string given = e.get_option_name();
-    std::string closest = ClosestName(given.substr(0, given.find('=')), FlagNames(visible));
+    const std::string flag = given.substr(0, given.find('='));
+    std::string closest = ClosestName(flag, FlagNames(visible));
+    if (flag.rfind("--", 0) == 0 && flag.size() > 2) {  // an abbreviation: what it starts
+      std::string starting;
+      for (const std::string& name : FlagNames(visible)) {
+        if (name.rfind(flag, 0) == 0) starting += (starting.empty() ? "" : "' or '") + name;
+      }
+      if (!starting.empty()) closest = starting;
+    }
     return UsageError(subcommand, "unknown option '" + given + "'",
                       closest.empty() ? "" : "did you mean '" + closest + "'?");
   } catch (const po::error& e) {

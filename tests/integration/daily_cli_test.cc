@@ -36,7 +36,7 @@ TEST_CASE(
   INFO(run.Describe());
   CHECK(run.exit_code == 2);
   CHECK_THAT(run.stderr_text,
-             Catch::Contains("-p/--partition, -A/--account, -t/--time-limit, --max-pending, "
+             Catch::Contains("--max-pending, -p/--partition, -A/--account, -t/--time-limit, "
                              "--docker-memory are not used by scenario local_direct") &&
                  Catch::Contains("local_docker") && Catch::Contains("local_slurm") &&
                  Catch::Contains("remote_slurm"));
@@ -192,7 +192,7 @@ TEST_CASE("daily cli: the man page has the user config, ENVIRONMENT and EXAMPLES
   CliRun man = RunCli({"--help-man"});
   CHECK(man.exit_code == 0);
   CHECK_THAT(man.stdout_text,
-             Catch::Contains("trtllm-run/config.yaml") && Catch::Contains(".SH ENVIRONMENT") &&
+             Catch::Contains("run/config.yaml") && Catch::Contains(".SH ENVIRONMENT") &&
                  Catch::Contains(".SH EXAMPLES") && Catch::Contains("clusters.yaml"));
   CliRun bash = RunCli({"--completion", "bash"});
   CHECK_THAT(bash.stdout_text,
@@ -213,8 +213,9 @@ TEST_CASE(
       std::string(TRTLLM_RUN_SOURCE_DIR) + "/tests/fixtures/slurm_env/cluster_a.json";
   CliOptions options;
   // No --scenario: routing sends the case to this host's Slurm cluster (the test cluster).
-  options.args = {"plan",     "--slurm-env-file", slurm_env, "--container-image",
-                  "img:tag",  "--custom-cmd",     "true",    "--repo-root",
+  options.args = {"plan",         "--slurm-env-file",  slurm_env, "--container-image",
+                  "img:tag",      "--custom-cmd",      "true",    "--models-path",
+                  "/data/models", "--llm-models-root", "/models", "--repo-root",
                   repo.path()};
   options.env = {{"XDG_CONFIG_HOME", config_home.path()}};
   CliRun run = RunCli(options);
@@ -230,6 +231,10 @@ TEST_CASE("daily cli: examples/cases/ids.txt's own documented command plans", "[
   const std::string source = TRTLLM_RUN_SOURCE_DIR;
   fs::copy(source + "/tests/fixtures/trtllm", repo.path() + "/tree", fs::copy_options::recursive);
   const std::string tree = repo.path() + "/tree";
+  // The file's first id, as a TensorRT-LLM checkout has it (the fixture tree does not).
+  fs::create_directories(tree + "/tests/unittest/llmapi");
+  WriteTextFile(tree + "/tests/unittest/llmapi/test_llm.py",
+                "def test_llm_loading_from_hf():\n    pass\n");
   // The command as the file's header documents it, `plan` for `run` and a saved probe of
   // the test cluster for the live one.
   CliRun run = RunCli({"plan", "--cases", source + "/examples/cases/ids.txt", "--scenario",
@@ -266,27 +271,22 @@ TEST_CASE(
   REQUIRE(run.exit_code == 0);
   std::string screen = ReadTextFile(transcript);
   INFO(screen);
-  // The lines before the final table: the planned line and one line per case.
-  const std::string before_table = screen.substr(0, screen.find("\ncase"));
-  int case_lines = 0, other_lines = 0;
-  std::size_t start = 0;
-  while (start < before_table.size()) {
-    std::size_t end = before_table.find('\n', start);
-    if (end == std::string::npos) end = before_table.size();
-    std::string line = before_table.substr(start, end - start);
-    // The live board redraws with \r: what is left after the last \r is the line kept.
-    if (line.rfind('\r') != std::string::npos) line = line.substr(line.rfind('\r') + 1);
-    line.erase(0, line.find_first_not_of("\x1b[K"));
-    start = end + 1;
-    if (line.empty()) continue;
-    if (line.find("trtllm-run: [") != std::string::npos) {
-      ++case_lines;
-      CHECK(line.size() <= 60);
-    } else {
-      ++other_lines;
-    }
+  // Each case's verdict line, up to what ends it on screen (a newline, a carriage return
+  // or the escape that redraws the live board): never wider than the terminal.
+  int case_lines = 0;
+  for (std::size_t at = screen.find("trtllm-run: ["); at != std::string::npos;
+       at = screen.find("trtllm-run: [", at + 1)) {
+    const std::size_t end = screen.find_first_of("\r\n\x1b", at);
+    const std::string line = screen.substr(at, end - at);
+    if (line.find("/5]") == std::string::npos) continue;
+    ++case_lines;
+    CHECK(line.size() <= 60);
   }
   CHECK(case_lines == 5);
-  CHECK(other_lines <= 4);
+  // Before the final table: the planned line, the session line and the five verdicts.
+  const std::string before_table = screen.substr(0, screen.find("#  case"));
+  int lines = 0;
+  for (char c : before_table) lines += c == '\n';
+  CHECK(lines <= 5 + 4);
   CHECK_THAT(screen, !Catch::Contains("[case 1] "));
 }

@@ -78,7 +78,8 @@ Status UnusedFieldsError(const CaseRequest& given, const std::string& scenario,
     for (const std::string& reader : readers) {
       scenarios += (scenarios.empty() ? "--scenario " : ", --scenario ") + reader;
     }
-    hint += ", or run where " + these + " apply: " + scenarios;
+    hint += std::string(", or run where ") + (unused.size() == 1 ? "it applies" : "they apply") +
+            ": " + scenarios;
   }
   return Status::InvalidInput(
       Join(unused) + (unused.size() == 1 ? " is" : " are") + " not used by scenario " + scenario +
