@@ -36,6 +36,7 @@ int ExitCodeForStatus(const Status& status) {
 }
 
 bool json_errors = false;
+std::string command_description;  // the running subcommand's line of `trtllm-run --help`
 std::function<void(const CommandDoc&)> describe_hook;
 
 // {"error": {...}} on stdout, for callers that read --json output.
@@ -69,11 +70,44 @@ const std::map<std::string, std::string>& ShortFlags() {
 
 // The value names the help, the input checks and the completion read (Parse).
 const std::map<std::string, std::string>& ValueNames() {
-  static const std::map<std::string, std::string> names = {
-      {"custom-script", "FILE"},        {"perf-config-yaml", "FILE"},   {"slurm-env-file", "FILE"},
-      {"ssh-config-file", "FILE"},      {"identity", "FILE"},           {"checkpoint-path", "DIR"},
-      {"models-path", "DIR"},           {"repo-root", "DIR"},           {"time-limit", "DURATION"},
-      {"alloc-time-limit", "DURATION"}, {"monitor-timeout", "DURATION"}};
+  static const std::map<std::string, std::string> names = {{"custom-script", "FILE"},
+                                                           {"perf-config-yaml", "FILE"},
+                                                           {"slurm-env-file", "FILE"},
+                                                           {"ssh-config-file", "FILE"},
+                                                           {"identity", "FILE"},
+                                                           {"checkpoint-path", "DIR"},
+                                                           {"models-path", "DIR"},
+                                                           {"repo-root", "DIR"},
+                                                           {"time-limit", "DURATION"},
+                                                           {"alloc-time-limit", "DURATION"},
+                                                           {"monitor-timeout", "DURATION"},
+                                                           {"max-pending", "DURATION"},
+                                                           {"silence-timeout", "DURATION"},
+                                                           {"partition", "NAME"},
+                                                           {"account", "NAME"},
+                                                           {"scenario", "SCENARIO"},
+                                                           {"container-runtime", "RUNTIME"},
+                                                           {"slurm-cluster", "CLUSTER"},
+                                                           {"container-image", "IMAGE"},
+                                                           {"test-cmd", "COMMAND"},
+                                                           {"bench-cmd", "COMMAND"},
+                                                           {"eval-cmd", "COMMAND"},
+                                                           {"custom-cmd", "COMMAND"},
+                                                           {"custom-env", "ENV"},
+                                                           {"model-name", "NAME"},
+                                                           {"device-type", "GPU"},
+                                                           {"llm-models-root", "CONTAINER_DIR"},
+                                                           {"docker-pull", "POLICY"},
+                                                           {"docker-memory", "SIZE"},
+                                                           {"remote-cwd", "REMOTE_DIR"},
+                                                           {"remote-repo-path", "REMOTE_DIR"},
+                                                           {"repo-url", "URL"},
+                                                           {"repo-branch", "BRANCH"},
+                                                           {"extra-files", "LOCAL_FILE"},
+                                                           {"ssh-host", "[USER@]HOST"},
+                                                           {"ssh-option", "KEY=VALUE"},
+                                                           {"user-name", "NAME"},
+                                                           {"slurm-user", "NAME"}};
   return names;
 }
 
@@ -159,6 +193,8 @@ Status CheckInputFiles(const po::options_description& options, const po::variabl
 }  // namespace
 
 void SetJsonErrors(bool on) { json_errors = on; }
+
+void SetCommandDescription(const std::string& description) { command_description = description; }
 
 void SetDescribeHook(std::function<void(const CommandDoc&)> hook) {
   describe_hook = std::move(hook);
@@ -284,7 +320,8 @@ po::options_description CaseOptions() {
   for (const RequestField& field : RequestFields()) {
     if (!SshFieldNames().count(field.name)) AddFieldOption(field, &options);
   }
-  options.add_options()("executor-option", po::value<std::vector<std::string>>()->composing(),
+  options.add_options()("executor-option",
+                        po::value<std::vector<std::string>>()->composing()->value_name("KEY=VALUE"),
                         "KEY=VALUE input of the chosen executor (repeatable; request files: "
                         "executor_options mapping); the executor says which keys it takes")(
       "request", po::value<std::string>()->value_name("FILE"),
@@ -378,7 +415,7 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
     CommandDoc doc;
     doc.name = subcommand;
     doc.positional = usage.positional;
-    doc.about = usage.about;
+    doc.about = usage.about.empty() ? command_description : usage.about;
     doc.groups = DescribeOptions(visible);
     return doc;
   };
@@ -394,11 +431,25 @@ std::optional<int> Parse(const std::string& subcommand, int argc, char** argv,
   po::positional_options_description positional;
   positional.add("positional", -1);
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), *vm);
+    // No prefix guessing: `--scen` is not taken as --scenario (an abbreviation that a
+    // later flag makes ambiguous would change meaning); it gets a did-you-mean instead.
+    const int style =
+        po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(argc, argv).options(all).positional(positional).style(style).run(),
+        *vm);
     po::notify(*vm);
   } catch (const po::unknown_option& e) {
     std::string given = e.get_option_name();
-    std::string closest = ClosestName(given.substr(0, given.find('=')), FlagNames(visible));
+    const std::string flag = given.substr(0, given.find('='));
+    std::string closest = ClosestName(flag, FlagNames(visible));
+    if (flag.rfind("--", 0) == 0 && flag.size() > 2) {  // an abbreviation: what it starts
+      std::string starting;
+      for (const std::string& name : FlagNames(visible)) {
+        if (name.rfind(flag, 0) == 0) starting += (starting.empty() ? "" : "' or '") + name;
+      }
+      if (!starting.empty()) closest = starting;
+    }
     return UsageError(subcommand, "unknown option '" + given + "'",
                       closest.empty() ? "" : "did you mean '" + closest + "'?");
   } catch (const po::error& e) {

@@ -72,6 +72,10 @@ int Fail(const std::string& subcommand, const Status& status);
 // Turns the JSON error object of Fail and UsageError on (main: --json was given).
 void SetJsonErrors(bool on);
 
+// The running subcommand's one-line description (main's table): its --help shows it
+// under the usage line when the subcommand gives no CommandUsage::about of its own.
+void SetCommandDescription(const std::string& description);
+
 // While a hook is set, Parse describes the subcommand's table to it and returns 0
 // without parsing: the man page and completion generators read every table this way.
 void SetDescribeHook(std::function<void(const CommandDoc&)> hook);
@@ -162,6 +166,15 @@ Status CheckHtmlFlag(const po::variables_map& vm);
 // error on stderr, never a change of the verdict's exit code).
 void WriteHtmlIfAsked(const std::string& subcommand, const po::variables_map& vm,
                       const std::string& run_dir);
+// The shortcut for the most recent work dir of the checkout around the current
+// directory (the first line of `trtllm-run list`).
+inline constexpr char kLastRun[] = "@last";
+
+// The work dir a WORK_DIR argument names, absolute and normalized: @last (kLastRun); a
+// bare name from `trtllm-run list` (no '/', nothing of that name in the current
+// directory) as <checkout>/work_dirs/NAME; else the path as given. kNotFound for @last
+// when the checkout has no work dirs.
+Result<std::string> WorkDirArgument(const std::string& given);
 
 // --history STORE and --no-history (history_flags.cc): run, stage and history take them.
 po::options_description HistoryOptions();

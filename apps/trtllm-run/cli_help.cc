@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace trtllm_run::cli {
@@ -96,6 +97,29 @@ const char* ExitCodesText() {
          "probe "
          "listed errors, 3 the probe could not run (no Slurm client tools on the target, SSH "
          "failed).";
+}
+
+const char* FilesText() {
+  return "$XDG_CONFIG_HOME/trtllm-run/config.yaml (default ~/.config/trtllm-run/config.yaml): "
+         "the user config, defaults for every run (request-file keys; `clusters:` sections "
+         "per cluster; `history:`); <repo>/.trtllm-run.yaml: a checkout's config (harmless "
+         "keys only); $XDG_CONFIG_HOME/trtllm-run/clusters.yaml: the cluster catalog "
+         "(--clusters, $TRTLLM_RUN_CLUSTERS). Precedence: flags > --request file > the "
+         "checkout's config > the user config > the catalog.";
+}
+
+const char* EnvironmentText() {
+  return "TRTLLM_RUN_CLUSTERS: the cluster catalog file. TRTLLM_RUN_PLUGIN_PATH: more plugin "
+         "directories (colon-separated). TRTLLM_RUN_SLURM_PASSWORD: the SSH password of the "
+         "login node (never stored). XDG_CONFIG_HOME, XDG_DATA_HOME: where the config, "
+         "catalog and history live. CUDA_VISIBLE_DEVICES: the GPUs a local run may use.";
+}
+
+const char* ExamplesText() {
+  return "trtllm-run --custom-cmd 'nvidia-smi' (a command here, its verdict as the exit "
+         "code); trtllm-run --test-cmd 'pytest tests/unittest/llmapi/test_llm.py' -p batch -t "
+         "30m (on Slurm); trtllm-run run --cases examples/cases/hello.yaml (many cases, one "
+         "table); trtllm-run list; trtllm-run logs -n 50 @last; trtllm-run status @last.";
 }
 
 const char* DurationsText() {
@@ -286,18 +310,18 @@ std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& 
   man << ".SH DURATIONS\n"
       << Roff(DurationsText()) << ".SH \"EXIT STATUS\"\n"
       << Roff(ExitCodesText()) << ".SH FILES\n"
-      << Roff(
-             "$XDG_CONFIG_HOME/trtllm-run/clusters.yaml: the cluster catalog (--clusters, "
-             "$TRTLLM_RUN_CLUSTERS). The installed share/trtllm-run/examples/ holds a documented "
-             "clusters.yaml and sample cases files. "
-             "$XDG_DATA_HOME/trtllm-run/history.sqlite (default "
-             "~/.local/share/trtllm-run/history.sqlite): the history every run, case and stage "
-             "test is recorded in (--history, --no-history, `history:` in "
-             "$XDG_CONFIG_HOME/trtllm-run/config.yaml); read with `trtllm-run history`. "
-             "--html FILE (run, exec, stage) and `trtllm-run report RUN_DIR --html FILE`: one "
-             "self-contained HTML report of a run (docs/report.md); the MCP server writes "
-             "<handle>/report.html.")
-      << ".SH \"SEE ALSO\"\n"
+      << Roff(std::string(FilesText()) +
+              " The installed share/trtllm-run/examples/ holds a documented clusters.yaml and "
+              "sample cases files. $XDG_DATA_HOME/trtllm-run/history.sqlite (default "
+              "~/.local/share/trtllm-run/history.sqlite): the history every run, case and "
+              "stage test is recorded in (--history, --no-history, `history:` in the user "
+              "config); read with `trtllm-run history`. "
+              "--html FILE (run, exec, stage) and `trtllm-run report RUN_DIR --html FILE`: one "
+              "self-contained HTML report of a run (docs/report.md); the MCP server writes "
+              "<handle>/report.html.")
+      << ".SH ENVIRONMENT\n"
+      << Roff(EnvironmentText()) << ".SH EXAMPLES\n"
+      << Roff(ExamplesText()) << ".SH \"SEE ALSO\"\n"
       << Roff("trtllm-run SUBCOMMAND --help; the README of the trtllm-run sources.");
   return man.str();
 }
@@ -305,6 +329,13 @@ std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& 
 // ---- completion ----
 
 namespace {
+
+// The values a flag's value name stands for, offered by the completions ("" for none).
+std::string ValueChoices(const std::string& value_name) {
+  if (value_name == "SCENARIO") return "local_direct local_docker local_slurm remote_slurm";
+  if (value_name == "RUNTIME") return "pyxis none";
+  return "";
+}
 
 std::string Words(const CommandDoc& command, bool (*keep)(const OptionDoc&), bool with_short) {
   std::string words;
@@ -387,8 +418,23 @@ std::string BashCompletion(const std::vector<CommandDoc>& commands) {
         << "      positional='" << command.positional << "'\n"
         << "      ;;\n";
   }
-  out << "  esac\n"
-      << "  case \" $files \" in *\" $prev \"*) COMPREPLY=($(compgen -f -- \"$cur\")); return 0;; "
+  out << "  esac\n";
+  for (const char* value_name : {"SCENARIO", "RUNTIME"}) {
+    std::set<std::string> flag_names;
+    for (const CommandDoc& command : commands) {
+      for (const OptionGroupDoc& group : command.groups) {
+        for (const OptionDoc& option : group.options) {
+          if (option.value_name == value_name) flag_names.insert("--" + option.long_name);
+        }
+      }
+    }
+    if (flag_names.empty()) continue;
+    std::string flags;
+    for (const std::string& flag : flag_names) flags += (flags.empty() ? "" : "|") + flag;
+    out << "  case $prev in " << flags << ") COMPREPLY=($(compgen -W \"" << ValueChoices(value_name)
+        << "\" -- \"$cur\")); return 0;; esac\n";
+  }
+  out << "  case \" $files \" in *\" $prev \"*) COMPREPLY=($(compgen -f -- \"$cur\")); return 0;; "
          "esac\n"
       << "  case \" $dirs \" in *\" $prev \"*) COMPREPLY=($(compgen -d -- \"$cur\")); return 0;; "
          "esac\n"
@@ -418,6 +464,9 @@ std::string ZshCompletion(const std::vector<CommandDoc>& commands) {
           action = ":" + Upper(option.value_name) + ":";
           if (TakesPath(option, "FILE")) action += "_files";
           if (option.value_name == "DIR") action += "_files -/";
+          if (!ValueChoices(option.value_name).empty()) {
+            action += "(" + ValueChoices(option.value_name) + ")";
+          }
         }
         std::string spec = "[" + ZshText(option.help) + "]" + action;
         std::string repeat = option.repeatable ? "*" : "";

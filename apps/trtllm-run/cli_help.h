@@ -55,6 +55,11 @@ void PrintCommandHelp(std::ostream& out, const CommandDoc& command, int width);
 // The exit codes and the duration syntax, as --help and the man page state them.
 const char* ExitCodesText();
 const char* DurationsText();
+// The man page's FILES (the user config, a checkout's config, the catalog), ENVIRONMENT
+// and EXAMPLES; FilesText also ends `trtllm-run --help`.
+const char* FilesText();
+const char* EnvironmentText();
+const char* ExamplesText();
 
 // The generated documents. `commands` are all subcommands in table order; `run` first.
 std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& version);

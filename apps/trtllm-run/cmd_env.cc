@@ -44,9 +44,9 @@ po::options_description EnvOptions() {
       "no-access-check", "skip the sbatch --test-only checks (default partition: sinfo's)")(
       "timeout", DurationValue("60s"), "the limit of each query on the target")(
       "env-check", "print the env-check facts (GPUs, Docker, Slurm, arch) instead")(
-      "account,A", po::value<std::string>(),
+      "account,A", po::value<std::string>()->value_name("NAME"),
       "validate this account as a run would (exit 2 naming the valid ones)")(
-      "partition,p", po::value<std::string>(),
+      "partition,p", po::value<std::string>()->value_name("NAME"),
       "validate this partition as a run would (exit 2 naming the valid ones)");
   options.add(SshFlagOptions());
   po::options_description site("Site");

@@ -203,18 +203,8 @@ std::uint64_t LogTailStart(const WorkDirInfo& info, std::size_t lines, std::uint
   return start;
 }
 
-}  // namespace
-
-int ListMain(int argc, char** argv) {
-  po::options_description options("List");
-  options.add_options()("repo-root", po::value<std::string>(),
-                        "list <DIR>/work_dirs (default: the git checkout above the current "
-                        "directory, else the current directory)")(
-      "limit", po::value<int>()->default_value(20), "show the N most recent (0: all)")(
-      "json", po::bool_switch(), "print a JSON object {work_dirs, runs: [...]} instead");
-  po::variables_map vm;
-  if (std::optional<int> done = Parse("list", argc, argv, options, &vm)) return *done;
-  const std::string root = RepoRootFor(vm);
+// The work dirs under <root>/work_dirs that Describe recognizes, most recent first.
+std::vector<Listed> ListWorkDirs(const std::string& root) {
   const std::string parent = root + "/work_dirs";
   std::vector<Listed> items;
   std::error_code error;
@@ -226,13 +216,59 @@ int ListMain(int argc, char** argv) {
       std::optional<Listed> item = Describe(dir, entry.path().filename().string(), st.st_mtime);
       if (item) items.push_back(std::move(*item));
     }
-  } else if (vm.count("repo-root")) {
-    return Fail("list", Status::NotFound("'" + EscapeControl(parent) + "' does not exist",
-                                         "give the repo root that `trtllm-run run` used"));
   }
   std::sort(items.begin(), items.end(), [](const Listed& a, const Listed& b) {
     return a.modified != b.modified ? a.modified > b.modified : a.name > b.name;
   });
+  return items;
+}
+
+}  // namespace
+
+Result<std::string> WorkDirArgument(const std::string& given) {
+  std::error_code error;
+  auto normal = [&](const std::string& path) {
+    std::string dir = fs::absolute(path, error).lexically_normal().string();
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    return dir;
+  };
+  if (given == kLastRun) {
+    const std::string root = RepoRootFor({});
+    std::vector<Listed> items = ListWorkDirs(root);
+    if (items.empty()) {
+      return Status::NotFound("@last: no work dirs under " + EscapeControl(root) + "/work_dirs",
+                              "run a case first, or give a work dir's path");
+    }
+    return items.front().work_dir;
+  }
+  struct stat st;
+  if (given.find('/') == std::string::npos && given != "." && given != ".." &&
+      ::lstat(given.c_str(), &st) != 0) {
+    // A name from `trtllm-run list`: a work dir of the checkout around the cwd.
+    const std::string listed = RepoRootFor({}) + "/work_dirs/" + given;
+    if (::lstat(listed.c_str(), &st) == 0) return normal(listed);
+  }
+  return normal(given);
+}
+
+int ListMain(int argc, char** argv) {
+  po::options_description options("List");
+  options.add_options()("repo-root", po::value<std::string>()->value_name("DIR"),
+                        "list <DIR>/work_dirs (default: the git checkout above the current "
+                        "directory, else the current directory)")(
+      "limit", po::value<int>()->value_name("N")->default_value(20),
+      "show the N most recent (0: all)")("json", po::bool_switch(),
+                                         "print a JSON object {work_dirs, runs: [...]} instead");
+  po::variables_map vm;
+  if (std::optional<int> done = Parse("list", argc, argv, options, &vm)) return *done;
+  const std::string root = RepoRootFor(vm);
+  const std::string parent = root + "/work_dirs";
+  std::error_code error;
+  if (!fs::is_directory(parent, error) && vm.count("repo-root")) {
+    return Fail("list", Status::NotFound("'" + EscapeControl(parent) + "' does not exist",
+                                         "give the repo root that `trtllm-run run` used"));
+  }
+  std::vector<Listed> items = ListWorkDirs(root);
   int limit = vm["limit"].as<int>();
   if (limit > 0 && items.size() > static_cast<std::size_t>(limit)) items.resize(limit);
   if (vm["json"].as<bool>()) {
@@ -282,7 +318,7 @@ int LogsMain(int argc, char** argv) {
   po::options_description options("Logs");
   options.add_options()("follow,f", po::bool_switch(),
                         "keep printing what the log gets until the run has its verdict")(
-      "tail", po::value<int>(), "print only the last N lines first")(
+      "tail,n", po::value<int>()->value_name("N"), "print only the last N lines first")(
       "poll", DurationValue("0.25s"), "-f: the time between looks at the log")(
       "json", po::bool_switch(),
       "print {work_dir, log_file, phase, text} on stdout instead of the log (not with -f)");
@@ -291,16 +327,16 @@ int LogsMain(int argc, char** argv) {
   po::variables_map vm;
   if (std::optional<int> done = Parse("logs", argc, argv, options, &vm, usage)) return *done;
   if (vm.count("tail") && vm["tail"].as<int>() < 0)
-    return UsageError("logs", "--tail must be >= 0");
+    return UsageError("logs", "--tail (-n) must be >= 0");
   Result<double> poll_flag = DurationFlag(vm, "poll", /*fractions=*/true);
   if (!poll_flag.ok()) return Fail("logs", poll_flag.status());
   const bool json = vm["json"].as<bool>();
   if (json && vm["follow"].as<bool>()) {
     return UsageError("logs", "--json prints the log once: give --json or --follow (-f), not both");
   }
-  std::error_code error;
-  std::string work_dir = fs::absolute(Positional(vm), error).lexically_normal().string();
-  while (work_dir.size() > 1 && work_dir.back() == '/') work_dir.pop_back();
+  Result<std::string> named = WorkDirArgument(Positional(vm));
+  if (!named.ok()) return Fail("logs", named.status());
+  const std::string work_dir = named.value();
   struct stat st;
   if (::lstat(work_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Fail("logs", Status::NotFound("work dir '" + EscapeControl(work_dir) +

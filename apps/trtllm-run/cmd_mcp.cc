@@ -45,8 +45,9 @@ int McpMain(int argc, char** argv) {
   options.add_options()("max-message-bytes",
                         po::value<std::size_t>()->default_value(mcp::kDefaultMaxMessageBytes),
                         "refuse (JSON-RPC -32600) messages longer than this, unread")(
-      "max-in-flight", po::value<int>()->default_value(16), "tool calls running at once")(
-      "verbose", po::bool_switch(), "log every message (first 300 bytes) on stderr");
+      "max-in-flight", po::value<int>()->value_name("N")->default_value(16),
+      "tool calls running at once")("verbose", po::bool_switch(),
+                                    "log every message (first 300 bytes) on stderr");
   options.add(HistoryOptions()).add(PluginOptions());
   po::variables_map vm;
   if (std::optional<int> done = Parse("mcp", argc, argv, options, &vm)) return *done;

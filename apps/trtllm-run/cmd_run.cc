@@ -160,18 +160,20 @@ int RunMain(int argc, char** argv) {
       "case flags above (and --request) apply to every case; a case's own keys win. All cases "
       "are planned first: any bad case -> exit 2, nothing submitted. Then a table on stderr, "
       "<repo>/work_dirs/cases_<time>/result.json, --junit with one testcase per case, --json "
-      "prints the combined JSON. Exit 0 when all PASSED, 130 on Ctrl-C, else the most severe "
-      "verdict's code: ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > "
-      "CANCELLED 6")("max-parallel", po::value<int>()->default_value(32),
-                     "--cases: cases in flight at once (Slurm jobs of one cluster share one "
-                     "watcher; a job that printed its end line frees its place)")(
-      "max-parallel-local", po::value<int>()->default_value(1),
+      "prints the combined JSON. Exit 0 when all PASSED (or PASSED and SKIPPED), 130 on "
+      "Ctrl-C, else the most severe verdict's code: ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED "
+      "5 > TIMEOUT 4 > FAILED 1 > CANCELLED 6 > SKIPPED 8")(
+      "max-parallel", po::value<int>()->value_name("N")->default_value(32),
+      "--cases: cases in flight at once (Slurm jobs of one cluster share one "
+      "watcher; a job that printed its end line frees its place)")(
+      "max-parallel-local", po::value<int>()->value_name("N")->default_value(1),
       "--cases: of those, cases running on this host (local_direct, local_docker) at once")(
       "run-dir", po::value<std::string>()->value_name("DIR"),
       "--cases: the directory of the combined result.json (default: "
       "<repo>/work_dirs/cases_<time>); it must not exist yet")(
-      "rerun-failed", po::value<std::string>(),
-      "run again the cases of CASES_DIR (a --cases run's directory) that did not pass, with "
+      "rerun-failed", po::value<std::string>()->value_name("CASES_DIR"),
+      "run again the cases of CASES_DIR (a --cases run's directory) that neither passed nor were "
+      "skipped, with "
       "their original inputs (its cases.json); case flags given now override them");
   po::options_description visible;
   visible.add(CaseOptions())

@@ -234,7 +234,7 @@ int StageMain(int argc, char** argv) {
       "tests/integration/defs/.test_durations, else the history's when it has some)")(
       "python", po::value<std::string>()->default_value("python3"),
       "the interpreter that runs pytest in each shard's job")(
-      "max-parallel-local", po::value<int>()->default_value(0),
+      "max-parallel-local", po::value<int>()->value_name("N")->default_value(0),
       "shards running on this host at once (local_direct, local_docker); 0: all of them")(
       "run-dir", po::value<std::string>()->value_name("DIR"),
       "the stage's directory (default: <repo>/work_dirs/stage_<name>_<time>); must not exist")(

@@ -37,9 +37,9 @@ std::optional<int> ParseWithWorkDir(const std::string& subcommand, int argc, cha
   CommandUsage usage;
   usage.positional = "WORK_DIR";
   if (std::optional<int> done = Parse(subcommand, argc, argv, visible, vm, usage)) return done;
-  std::error_code error;
-  *work_dir = std::filesystem::absolute(Positional(*vm), error).lexically_normal().string();
-  while (work_dir->size() > 1 && work_dir->back() == '/') work_dir->pop_back();
+  Result<std::string> named = WorkDirArgument(Positional(*vm));
+  if (!named.ok()) return Fail(subcommand, named.status());
+  *work_dir = named.value();
   return std::nullopt;
 }
 

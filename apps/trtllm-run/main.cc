@@ -79,8 +79,11 @@ void PrintUsage(std::ostream& out) {
       << "\n"
       << trtllm_run::cli::Wrap(std::string("durations: ") + trtllm_run::cli::DurationsText(), width,
                                0, 2)
-      << "\n'trtllm-run SUBCOMMAND --help' lists a subcommand's options; 'trtllm-run "
-         "--help-man' prints the man page, 'trtllm-run --completion bash|zsh' the completion.\n";
+      << "\n"
+      << trtllm_run::cli::Wrap(std::string("files: ") + trtllm_run::cli::FilesText(), width, 0, 2)
+      << "\n'trtllm-run SUBCOMMAND --help' (or 'trtllm-run help SUBCOMMAND') lists a subcommand's "
+         "options; 'trtllm-run --help-man' prints the man page, 'trtllm-run --completion "
+         "bash|zsh' the completion; 'trtllm-run -V' the version.\n";
 }
 
 // Every subcommand's table, read through the describe hook (nothing runs).
@@ -128,11 +131,27 @@ int main(int argc, char** argv) {
   // 150 MB with the default on 2 cores, 62 MB with 2 arenas; a login node has far more
   // cores). $MALLOC_ARENA_MAX, when set, is the user's choice and wins.
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) ::mallopt(M_ARENA_MAX, 2);
+  // `help` and `help SUBCOMMAND`, as git and pip take them.
+  if (argc >= 2 && std::strcmp(argv[1], "help") == 0) {
+    if (argc == 2) {
+      PrintUsage(std::cout);
+      return 0;
+    }
+    char help_flag[] = "--help";
+    char* help_argv[] = {argv[2], help_flag, nullptr};
+    for (const Subcommand& subcommand : kSubcommands) {
+      if (std::strcmp(argv[2], subcommand.name) == 0) {
+        trtllm_run::cli::SetCommandDescription(subcommand.description);
+        return subcommand.main(2, help_argv);
+      }
+    }
+  }
   if (argc >= 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
     PrintUsage(std::cout);
     return 0;
   }
-  if (argc >= 2 && std::strcmp(argv[1], "--version") == 0) {
+  if (argc >= 2 && (std::strcmp(argv[1], "--version") == 0 || std::strcmp(argv[1], "-V") == 0 ||
+                    std::strcmp(argv[1], "version") == 0)) {
     std::cout << "trtllm-run " << trtllm_run::Version() << " (plugin API "
               << TRTLLM_RUN_PLUGIN_API_VERSION << ")\n";
     return 0;
@@ -149,9 +168,15 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--json") == 0) trtllm_run::cli::SetJsonErrors(true);
   }
   for (const Subcommand& subcommand : kSubcommands) {
-    if (std::strcmp(argv[1], subcommand.name) == 0) return subcommand.main(argc - 1, argv + 1);
+    if (std::strcmp(argv[1], subcommand.name) == 0) {
+      trtllm_run::cli::SetCommandDescription(subcommand.description);
+      return subcommand.main(argc - 1, argv + 1);
+    }
   }
-  if (argv[1][0] == '-') return trtllm_run::cli::RunMain(argc, argv);  // `run` is the default
+  if (argv[1][0] == '-') {  // `run` is the default
+    trtllm_run::cli::SetCommandDescription(kSubcommands[0].description);
+    return trtllm_run::cli::RunMain(argc, argv);
+  }
   std::vector<std::string> names;
   for (const Subcommand& subcommand : kSubcommands) names.push_back(subcommand.name);
   const std::string closest = trtllm_run::ClosestName(argv[1], names);

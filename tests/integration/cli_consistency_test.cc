@@ -54,7 +54,7 @@ CliRun PlanSlurm(const Repo& repo, std::vector<std::string> extra) {
                                    "echo hi",
                                    "--scenario",
                                    "local_slurm",
-                                   "--slurm-env",
+                                   "--slurm-env-file",
                                    Fixture("slurm_env/cluster_a.json"),
                                    "--llm-models-root",
                                    "/models",
@@ -192,8 +192,8 @@ TEST_CASE("cli: sbatch's short aliases -p -A -t -J", "[cli]") {
   CHECK(Str(spec["slurm_params"], "time_limit") == "01:00:00");
   // env validates with the same letters.
   CliRun help = Cli({"env", "--help"});
-  CHECK_THAT(help.stdout_text, Catch::Contains("  --partition ARG (-p)"));
-  CHECK_THAT(help.stdout_text, Catch::Contains("  --account ARG (-A)"));
+  CHECK_THAT(help.stdout_text, Catch::Contains("  --partition NAME (-p)"));
+  CHECK_THAT(help.stdout_text, Catch::Contains("  --account NAME (-A)"));
 }
 
 TEST_CASE("cli: env, plan and run take the same SSH flags, and plan hands them to the job",
@@ -220,7 +220,7 @@ TEST_CASE("cli: env, plan and run take the same SSH flags, and plan hands them t
                         "trtllm-bench --model /m/Llama-3.1-8B throughput --tp 2",
                         "--scenario",
                         "remote_slurm",
-                        "--slurm-env",
+                        "--slurm-env-file",
                         Fixture("slurm_env/remote_b.json"),
                         "--llm-models-root",
                         "/models",

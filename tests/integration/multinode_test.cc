@@ -420,7 +420,7 @@ TEST_CASE(
   HeldJobsCleanup cleanup(repo.path());
   CliRun run = RunCli(
       HeldCustomRun(repo.path(), state.path(),
-                    {"--partition", "maint", "--slurm-env", SlurmEnvWithMaintUp(repo.path())}));
+                    {"--partition", "maint", "--slurm-env-file", SlurmEnvWithMaintUp(repo.path())}));
   INFO(run.Describe());
   REQUIRE_FALSE(run.timed_out);
   CHECK(run.exit_code == 3);

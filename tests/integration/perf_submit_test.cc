@@ -51,7 +51,7 @@ const std::string kDisagg =
 std::vector<std::string> LocalPlan(const Repo& repo, const std::string& test_cmd,
                                    const std::string& slurm_env, const std::string& partition) {
   return {"plan",          repo.path,     "--test-cmd",        test_cmd,
-          "--scenario",    "local_slurm", "--slurm-env",       slurm_env,
+          "--scenario",    "local_slurm", "--slurm-env-file",       slurm_env,
           "--partition",   partition,     "--llm-models-root", "/models",
           "--models-path", "/data/models"};
 }
@@ -158,7 +158,7 @@ TEST_CASE("perf-sanity plan on the trtllm-test cluster for another cluster: its 
   }
   SECTION("remote_slurm: the remote cluster's slurm_env") {
     CliRun run = Plan({"plan", repo.path, "--test-cmd", kDisagg, "--scenario", "remote_slurm",
-                       "--slurm-env", Fixture("slurm_env/remote_b.json"), "--llm-models-root",
+                       "--slurm-env-file", Fixture("slurm_env/remote_b.json"), "--llm-models-root",
                        "/models", "--remote-repo-path", "/lustre/users/bob/TensorRT-LLM",
                        "--ssh-host", "bob@login-remote-b.example.com"});
     INFO(run.Describe());
@@ -256,7 +256,7 @@ TEST_CASE("remote_slurm perf-sanity plans with no remote path on this host",
   for (const std::string& test_cmd : {kAggr, kDisagg}) {
     Repo repo;
     CliRun run = Plan({"plan", repo.path, "--test-cmd", test_cmd, "--scenario", "remote_slurm",
-                       "--slurm-env", Fixture("slurm_env/remote_b.json"), "--partition", "gb200",
+                       "--slurm-env-file", Fixture("slurm_env/remote_b.json"), "--partition", "gb200",
                        "--llm-models-root", "/models", "--remote-repo-path", remote_repo,
                        "--ssh-host", "bob@login-remote-b.example.com"});
     INFO(test_cmd << "\n" << run.Describe());

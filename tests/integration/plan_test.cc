@@ -61,7 +61,7 @@ int BashN(const std::string& path) {
 }
 
 const std::string kAcc = "tests/integration/defs/accuracy/test_llm_api_pytorch.py";
-const std::string kSlurm = "--slurm-env";
+const std::string kSlurm = "--slurm-env-file";
 
 }  // namespace
 

@@ -70,7 +70,7 @@ Planned PlanOn(const Repo& repo, const std::string& env_file, const std::string&
                const std::string& test_cmd, std::vector<std::string> extra = {}) {
   CliOptions options;
   options.args = {"plan",        "--repo-root",   repo.path,     "--scenario", "local_slurm",
-                  "--slurm-env", env_file,        "--partition", partition,    "--llm-models-root",
+                  "--slurm-env-file", env_file,        "--partition", partition,    "--llm-models-root",
                   "/models",     "--models-path", "/data/models"};
   options.args.insert(options.args.end(), extra.begin(), extra.end());
   if (!test_cmd.empty()) options.args.insert(options.args.end(), {"--test-cmd", test_cmd});
@@ -258,7 +258,7 @@ TEST_CASE("multi-node pytest run: a 4-GPU test across localhost and gpunode2",
                     repo.path,
                     "--scenario",
                     "local_slurm",
-                    "--slurm-env",
+                    "--slurm-env-file",
                     env_file,
                     "--partition",
                     "multi",

@@ -3,12 +3,14 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
 
 #include "case_state.h"
+#include "model/edit_distance.h"
 #include "model/trust.h"
 #include "schemas.h"
 #include "spawn.h"
@@ -149,6 +151,19 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
           "'" + EscapeControl(name) + "': passwords are never tool arguments",
           "use SSH keys, or a ControlMaster connection a person opened once "
           "($TRTLLM_RUN_SSH_CONTROL_DIR, see the trtllm-run skill)");
+    }
+    if (name != "executor_option") {
+      // Named as the agent named it (an argument, not a CLI flag), with the near ones:
+      // the tool's inputSchema already lists them all.
+      std::vector<std::string> fields;
+      for (const RequestField& field : RequestFields()) fields.push_back(field.name);
+      if (std::find(fields.begin(), fields.end(), name) == fields.end()) {
+        const std::string closest = ClosestName(name, fields);
+        return Status::InvalidInput(
+            "unknown argument '" + EscapeControl(name) + "' of tool " + std::string(tool),
+            (closest.empty() ? std::string() : "did you mean '" + closest + "'? ") +
+                "the tool's inputSchema lists its arguments");
+      }
     }
     std::vector<std::string> values;
     TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &values));

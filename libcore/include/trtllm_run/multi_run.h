@@ -129,9 +129,11 @@ TRTLLM_RUN_API Result<MultiRunResult> RunCases(Runtime& runtime,
                                                const std::vector<CaseEntry>& cases,
                                                const MultiRunOptions& options);
 
-// The exit code of a multi-case run: 0 when every case PASSED; 130 when the run was
+// The exit code of a multi-case run: 0 when every case PASSED, or some PASSED and the
+// rest were SKIPPED (as pytest: skips beside passes are a pass); 130 when the run was
 // interrupted by SIGINT; else the code of the most severe verdict, in this order:
-// ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > CANCELLED 6 > SKIPPED 8.
+// ERROR 3 > OUT_OF_MEMORY 7 > HANG_DETECTED 5 > TIMEOUT 4 > FAILED 1 > CANCELLED 6 > SKIPPED 8
+// (SKIPPED only when no case passed).
 TRTLLM_RUN_API int ExitCodeForCases(const MultiRunResult& result);
 
 // The combined result.json (docs/result-schema.md "Multi-case runs").

@@ -14,6 +14,17 @@ std::string RouteExplanation(const Placement& placement) {
   return "routing chose " + placement.scenario;
 }
 
+bool NoScenarioFixes(const Status& error) {
+  static const char* const kCaseOwnProblems[] = {
+      "MaxTime",     "models mount", "llm_models_root", "--llm-models-root", "not used by scenario",
+      "config file", "request file"};
+  const std::string text = error.message() + "\n" + error.hint();
+  for (const char* problem : kCaseOwnProblems) {
+    if (text.find(problem) != std::string::npos) return true;
+  }
+  return false;
+}
+
 Status WithRoute(const Status& error, const CaseRequest& request, const Placement& placement,
                  const std::vector<std::string>& executors) {
   std::string route = RouteExplanation(placement);
@@ -24,7 +35,7 @@ Status WithRoute(const Status& error, const CaseRequest& request, const Placemen
     others += (others.empty() ? "--scenario " : ", --scenario ") + name;
   }
   std::string hint = error.hint();
-  if (!others.empty()) {
+  if (!others.empty() && !NoScenarioFixes(error)) {
     hint += std::string(hint.empty() ? "" : "; or ") +
             (request.scenario ? "pick another scenario: " : "to run it elsewhere: ") + others;
   }

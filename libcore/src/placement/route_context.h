@@ -18,8 +18,14 @@ namespace trtllm_run {
 TRTLLM_RUN_API std::string RouteExplanation(const Placement& placement);
 
 // `error` with the route appended to its message and, to its hint, the --scenario values
-// that would run the case elsewhere (the other names of `executors`). Unchanged when
-// `error` is OK or no scenario was chosen.
+// that would run the case elsewhere (the other names of `executors`) unless no scenario
+// fixes it (NoScenarioFixes). Unchanged when `error` is OK or no scenario was chosen.
+// True for an error about the case's own values that every scenario would refuse alike:
+// a time limit above the partition's MaxTime, the models mount or models root (a model
+// that cannot be found is found nowhere), flags the chosen scenario does not read (the
+// hint already names the scenarios that do), and a problem of a config or request file.
+TRTLLM_RUN_API bool NoScenarioFixes(const Status& error);
+
 TRTLLM_RUN_API Status WithRoute(const Status& error, const CaseRequest& request,
                                 const Placement& placement,
                                 const std::vector<std::string>& executors);

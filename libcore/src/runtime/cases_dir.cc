@@ -279,14 +279,18 @@ Result<std::vector<CaseEntry>> LoadFailedCases(const std::string& run_dir,
     for (const CasesDirCase& one : info->cases) {
       if (one.index == entry.index) status = one.status;
     }
-    if (status == RunStatusName(RunStatus::kPassed)) continue;
+    // A skipped case did what it could (its tests were skipped, as on any rerun).
+    const std::string verdict = status.substr(0, status.find(' '));
+    if (verdict == RunStatusName(RunStatus::kPassed) ||
+        verdict == RunStatusName(RunStatus::kSkipped)) {
+      continue;
+    }
     MergeRequest(shared, &entry.request);  // flags given now win over the stored inputs
     failed.push_back(std::move(entry));
   }
   if (failed.empty()) {
     return Status::InvalidInput("every case of " + EscapeControl(run_dir) +
-                                " PASSED; nothing to "
-                                "rerun");
+                                " PASSED or was SKIPPED; nothing to rerun");
   }
   return failed;
 }

@@ -73,9 +73,10 @@ TRTLLM_RUN_API Status RecordCaseOfRun(const std::string& case_work_dir, const st
 // kInvalidInput naming what it records instead (or that it records nothing).
 TRTLLM_RUN_API Status CheckCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
 
-// The cases of `run_dir`'s cases.json that did not pass (any verdict other than PASSED,
-// or no verdict), with their original inputs and `shared` under them as for a cases
-// file. kInvalidInput when there is no cases.json or every case passed.
+// The cases of `run_dir`'s cases.json that did not pass (any verdict other than PASSED
+// and SKIPPED, or no verdict), with their original inputs and `shared` under them as for
+// a cases file. kInvalidInput when there is no cases.json or every case passed or was
+// skipped.
 TRTLLM_RUN_API Result<std::vector<CaseEntry>> LoadFailedCases(const std::string& run_dir,
                                                               const CaseRequest& shared);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -86,6 +87,30 @@ Status LoadCaseMapping(const YAML::Node& node, const std::string& origin, const 
   return Status::Ok();
 }
 
+// What planning refuses in a case on its own values, without routing: no command, two
+// commands, a duration that is not one. One line per problem.
+std::vector<std::string> CaseValueProblems(const CaseRequest& request) {
+  std::vector<std::string> out;
+  Result<CommandKind> kind = ClassifyCommand(request);
+  if (!kind.ok()) {
+    out.push_back(kind.status().ToString());
+  } else if (kind.value() == CommandKind::kNone) {
+    out.push_back(
+        "no command given\n  hint: give one of test_cmd, bench_cmd, eval_cmd, custom_cmd or "
+        "custom_script");
+  }
+  const std::pair<const char*, const std::optional<std::string>*> durations[] = {
+      {"monitor_timeout", &request.monitor_timeout},
+      {"max_pending", &request.max_pending},
+      {"silence_timeout", &request.silence_timeout}};
+  for (const auto& [field, value] : durations) {
+    if (!*value) continue;
+    Result<int> seconds = ParseDurationSeconds(**value, field);
+    if (!seconds.ok()) out.push_back(seconds.status().ToString());
+  }
+  return out;
+}
+
 // The error of a cases file listing every problem found.
 Status AllProblems(const std::string& origin, const std::vector<std::string>& problems,
                    std::size_t total) {
@@ -154,7 +179,25 @@ Result<std::vector<CaseEntry>> ParseYamlCases(YAML::Node root, const std::string
       cases.push_back(std::move(entry));
     }
     if (index == 0) return Status::InvalidInput(origin + ": no cases (the list is empty)");
-    if (!problems.empty()) return AllProblems(origin, problems, index);
+    if (!problems.empty()) {
+      // The file is refused already: what planning would refuse in the other cases comes
+      // in the same report, so that one edit fixes them all.
+      std::vector<std::pair<int, std::string>> by_case;
+      for (const std::string& problem : problems) {
+        by_case.emplace_back(std::atoi(problem.c_str() + 5), problem);  // "case N: ..."
+      }
+      for (const CaseEntry& entry : cases) {
+        for (const std::string& problem : CaseValueProblems(entry.request)) {
+          by_case.emplace_back(entry.index, "case " + std::to_string(entry.index) + " (" +
+                                                entry.origin + "): " + problem);
+        }
+      }
+      std::stable_sort(by_case.begin(), by_case.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+      problems.clear();
+      for (auto& [case_index, problem] : by_case) problems.push_back(std::move(problem));
+      return AllProblems(origin, problems, index);
+    }
     return cases;
   } catch (const YAML::Exception& e) {
     return Status::InvalidInput(origin + ": " + e.what());

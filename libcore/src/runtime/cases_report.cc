@@ -57,7 +57,15 @@ int ExitCodeForCases(const MultiRunResult& result) {
     interrupted = interrupted || outcome.result.user_interrupt;
   }
   if (interrupted) return kExitUserInterrupt;
+  // As pytest: skipped tests beside passed ones are a pass; only a run where nothing
+  // passed and something was skipped is SKIPPED (8), as a single skipped case is.
+  bool any_passed = false;
+  for (const CaseOutcome& outcome : result.cases) {
+    any_passed = any_passed || outcome.result.status == RunStatus::kPassed ||
+                 ExcusedByListMarker(outcome.result);
+  }
   for (RunStatus status : kBySeverity) {
+    if (status == RunStatus::kSkipped && any_passed) continue;
     for (const CaseOutcome& outcome : result.cases) {
       if (outcome.result.status == status && !ExcusedByListMarker(outcome.result)) {
         return ExitCodeFor(outcome.result);

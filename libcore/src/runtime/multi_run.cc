@@ -43,26 +43,38 @@ namespace {
 
 // ---- Progress lines from many threads ----
 
+// How a LineStream shows its lines on a terminal (a file or pipe gets every line whole).
+enum class TerminalLines {
+  kAll,       // every line, cut to the terminal's width
+  kProblems,  // only lines that say warning or error, cut likewise: a case's own lines
+};
+
 // An ostream whose complete lines go to `target` with `prefix`, one whole line at a time
-// under `mu` (shared by every stream writing to the same target).
+// under `mu` (shared by every stream writing to the same target). On a terminal a line
+// is cut to its width, so that one line stays one line on screen.
 class LineStream : public std::ostream {
  public:
   // `before_line` (may be empty) runs under `mu` before each line, e.g. to erase a live
   // status line on the same terminal.
   LineStream(std::ostream* target, std::mutex* mu, std::string prefix,
-             std::function<void()> before_line = {})
-      : std::ostream(&buffer_), buffer_(target, mu, std::move(prefix), std::move(before_line)) {}
+             std::function<void()> before_line = {},
+             TerminalLines on_terminal = TerminalLines::kAll)
+      : std::ostream(&buffer_),
+        buffer_(target, mu, std::move(prefix), std::move(before_line),
+                IsTerminalStream(target) ? TerminalWidth(target) : 0, on_terminal) {}
   ~LineStream() override { buffer_.Flush(); }
 
  private:
   class Buffer : public std::streambuf {
    public:
     Buffer(std::ostream* target, std::mutex* mu, std::string prefix,
-           std::function<void()> before_line)
+           std::function<void()> before_line, std::size_t width, TerminalLines on_terminal)
         : target_(target),
           mu_(mu),
           prefix_(std::move(prefix)),
-          before_line_(std::move(before_line)) {}
+          before_line_(std::move(before_line)),
+          width_(width),
+          on_terminal_(on_terminal) {}
     void Flush() {
       if (!line_.empty()) Emit();
     }
@@ -80,12 +92,23 @@ class LineStream : public std::ostream {
     }
 
    private:
+    // Whether a terminal shows `line` (TerminalLines).
+    bool Shown(const std::string& line) const {
+      if (width_ == 0 || on_terminal_ == TerminalLines::kAll) return true;
+      return line.find("warning") != std::string::npos || line.find("error") != std::string::npos;
+    }
     void Emit() {
-      if (target_ != nullptr) {
+      if (target_ != nullptr && Shown(line_)) {
+        std::string text = prefix_ + line_;
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        if (width_ > 4 && text.size() >= width_) {  // the last column would wrap
+          std::size_t cut = width_ - 4;
+          while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+          text = text.substr(0, cut) + "...";
+        }
         std::lock_guard<std::mutex> lock(*mu_);
         if (before_line_) before_line_();
-        *target_ << prefix_ << line_;
-        if (line_.back() != '\n') *target_ << '\n';
+        *target_ << text << '\n';
         target_->flush();
       }
       line_.clear();
@@ -94,6 +117,8 @@ class LineStream : public std::ostream {
     std::mutex* mu_;
     std::string prefix_;
     std::function<void()> before_line_;
+    std::size_t width_;  // 0: not a terminal
+    TerminalLines on_terminal_;
     std::string line_;
   };
   Buffer buffer_;
@@ -383,9 +408,11 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
       if (written.ok()) written = WriteCasesState(run.run_dir, ctx.cases_state);
       if (!written.ok()) progress << "trtllm-run: warning: " << written.ToString() << "\n";
     }
+    // On a terminal a case shows one line, its verdict's (`finish`), and its problems:
+    // its other lines (submitted, running, ...) are the live board's job.
     LineStream case_progress(options.progress, &ctx.out_mu,
                              "[case " + std::to_string(run.cases[i].entry.index) + "] ",
-                             ctx.clear_board);
+                             ctx.clear_board, TerminalLines::kProblems);
     RunOptions run_options;
     run_options.terminal = nullptr;  // the job's output stays in its work dir
     run_options.progress = &case_progress;

@@ -20,6 +20,7 @@
 #include "placement/env_check.h"
 #include "placement/route_context.h"
 #include "placement/routing.h"
+#include "placement/unused_fields.h"
 #include "runtime/config_trust.h"
 #include "slurm/probe/slurm_probe.h"
 #include "slurm/submit/ssh_settings.h"
@@ -245,6 +246,22 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
     }
     cluster = env.cluster_name.value_or("");
   }
+  // A config's clusters: section that names no cluster known here is never applied: say so.
+  std::vector<std::string> cluster_warnings;
+  // Only when this host's cluster is known (the env check ran): else it could be it.
+  for (const ConfigFile& file : needs_env ? config.files : std::vector<ConfigFile>{}) {
+    for (const auto& [name, values] : file.clusters) {
+      const bool known = (catalog != nullptr && catalog->FindByName(name) != nullptr) ||
+                         (env.cluster_name && *env.cluster_name == name) || name == cluster;
+      if (!known && !values.empty()) {
+        cluster_warnings.push_back("warning: config " + values.front().origin + ": clusters: '" +
+                                   name +
+                                   "' names no cluster of the catalog or this host; its values are "
+                                   "not applied (check the name against `trtllm-run env` or "
+                                   "clusters.yaml)");
+      }
+    }
+  }
   if (!cluster.empty() && config.HasCluster(cluster)) {
     config_notes->clear();
     Result<CaseRequest> applied = ApplyConfigLayers(config, cluster, given, config_notes);
@@ -258,6 +275,7 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
   planned->placement.scenario = placement.scenario;
   planned->placement.notes = placement.notes;
   const ExecutorTraits traits = *TraitsNamed(executors, placement.scenario);
+  TRTLLM_RUN_RETURN_IF_ERROR(UnusedFieldsError(given, placement.scenario, traits, executors));
 
   if (traits.slurm) {
     SlurmEnv slurm_env;
@@ -287,6 +305,19 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
       MergePolicyFields(entry, request, traits.remote, &slurm_env);
     }
     TRTLLM_RUN_RETURN_IF_ERROR(ResolveAccountPartition(request, slurm_env, entry, &placement));
+    // A value from a config file is credited to it, not to the flag (its "config:" note
+    // names the file and line).
+    for (std::string& note : placement.notes) {
+      for (const char* field : {"partition", "account"}) {
+        const std::string flag = std::string("(--") + field;
+        const std::size_t at = note.find(flag);
+        const bool from_flag = field == std::string("partition") ? given.partition.has_value()
+                                                                 : given.account.has_value();
+        if (!from_flag && note.rfind(std::string(field) + " ", 0) == 0 && at != std::string::npos) {
+          note.replace(at, flag.size(), std::string("(") + field + " from a config file");
+        }
+      }
+    }
   }
   if (traits.remote) {
     std::pair<std::string, std::string> origin = GitOrigin(*local, planned->plan.repo_root);
@@ -310,6 +341,7 @@ Status Runtime::Place(PlannedCase* planned, const ConfigLayers& config, const Ca
                                          &placement.notes);
         }));
   }
+  placement.notes.insert(placement.notes.end(), cluster_warnings.begin(), cluster_warnings.end());
   planned->placement = std::move(placement);
   return Status::Ok();
 }

@@ -34,6 +34,12 @@ const std::set<std::string>& CaseOnlyFields() {
   return fields;
 }
 
+// Fields whose text is a duration (ParseDurationSeconds); Plan parses them per case.
+const std::set<std::string>& DurationFields() {
+  static const std::set<std::string> fields = {"monitor_timeout", "max_pending", "silence_timeout"};
+  return fields;
+}
+
 std::string ToSnake(std::string text) {
   std::replace(text.begin(), text.end(), '-', '_');
   return text;
@@ -200,6 +206,13 @@ void ReadValues(const YAML::Node& map, const std::string& origin, ConfigSource s
       valid = problems->Add(SetRequestField(&probe, key, text, where)) && valid;
     }
     if (valid) valid = problems->Add(ValidateRequestValues(probe).WithContext(where));
+    if (valid && DurationFields().count(key)) {  // else Plan finds them later, one round on
+      Result<int> duration = ParseDurationSeconds(texts.front(), key);
+      if (!duration.ok()) {
+        valid = problems->Add(Status::InvalidInput(where + ": " + duration.status().message(),
+                                                   duration.status().hint()));
+      }
+    }
     if (!valid) continue;
     for (const std::string& text : texts) values->push_back({key, text, where});
   }

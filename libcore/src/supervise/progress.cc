@@ -21,12 +21,16 @@ int FdOf(const std::ostream* stream) {
   return -1;
 }
 
+}  // namespace
+
 std::size_t TerminalWidth(const std::ostream* stream) {
   int fd = FdOf(stream);
   struct winsize size {};
   if (fd >= 0 && ::ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
   return kDefaultWidth;
 }
+
+namespace {
 
 std::string Duration(double seconds) {
   long long total = seconds > 0 ? static_cast<long long>(seconds) : 0;

@@ -122,7 +122,7 @@ await step("plan_case: bad input is a tool error with the CLI's exit-2 text", as
   assert.equal(result.content[0].text, cli.stderr.trim());
   const unknown = await call(client, "plan_case", { custom_cmd: "echo x", custom_cdm: "y" });
   assert.equal(unknown.isError, true);
-  assert.match(unknown.content[0].text, /unknown request field 'custom_cdm'.*did you mean 'custom_cmd'/s);
+  assert.match(unknown.content[0].text, /unknown argument 'custom_cdm'.*did you mean 'custom_cmd'/s);
 });
 
 await step("run_case + wait_case: a local_direct case, waited for across calls", async () => {

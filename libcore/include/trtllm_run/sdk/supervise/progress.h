@@ -26,6 +26,9 @@ struct ProgressSnapshot {
 // terminal (and $TERM is not "dumb").
 TRTLLM_RUN_API bool IsTerminalStream(const std::ostream* stream);
 
+// The columns of the terminal behind `stream` (std::cout, std::cerr), else 80.
+TRTLLM_RUN_API std::size_t TerminalWidth(const std::ostream* stream);
+
 // "[name] running 1m05s / 1h limit | <job> | <last line>", cut to `width` columns (0: no
 // limit). `job` names what runs, e.g. "pid 123" or "job 42 RUNNING" (id and scheduler
 // state); empty: left out.
