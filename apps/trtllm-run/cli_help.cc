@@ -322,7 +322,7 @@ std::string ManPage(const std::vector<CommandDoc>& commands, const std::string& 
       << ".SH ENVIRONMENT\n"
       << Roff(EnvironmentText()) << ".SH EXAMPLES\n"
       << Roff(ExamplesText()) << ".SH \"SEE ALSO\"\n"
-      << Roff("trtllm-run SUBCOMMAND --help; the README of the trtllm-run sources.");
+      << Roff("trtllm-run SUBCOMMAND --help; the README and docs/ of the trtllm-run sources.");
   return man.str();
 }
 

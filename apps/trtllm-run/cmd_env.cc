@@ -1,6 +1,6 @@
 // trtllm-run env: the one-pass Slurm probe (slurm_env.json) of this host or of a remote
 // login node (one SSH connection), or with --env-check the host's env-check facts.
-// Exit status (README "trtllm-run env"): 0 no errors, 2 errors listed or bad input, 3 the
+// Exit status (README "Verdicts and exit codes"): 0 no errors, 2 errors listed or bad input, 3 the
 // probe could not run: no Slurm client tools on the target, SSH failed. --env-check: 0
 // whenever the facts were collected (no Slurm there is a fact, not an error).
 #include <iostream>

@@ -1,5 +1,5 @@
 // trtllm-run list / logs: the work dirs under a repo root, and one work dir's log. Work
-// dirs are untrusted input (README "Security model"): symlinks are never followed out of
+// dirs are untrusted input (docs/security.md): symlinks are never followed out of
 // them and what they hold is printed with control characters escaped.
 #include <fcntl.h>
 #include <poll.h>

@@ -148,7 +148,7 @@ struct RunResult {
 // The CLI exit code for a result (PASSED 0 ... OUT_OF_MEMORY 7, SKIPPED 8, user interrupt 130).
 TRTLLM_RUN_API int ExitCodeFor(const RunResult& result);
 
-// result.json: a JSON object with schema_version 1 (documented in the README).
+// result.json: a JSON object with schema_version 1 (documented in docs/result-schema.md).
 TRTLLM_RUN_API std::string ResultToJson(const RunResult& result);
 TRTLLM_RUN_API Result<RunResult> ResultFromJson(const std::string& text, const std::string& origin);
 

@@ -11,7 +11,7 @@
 // *password*/*token*/..., any case) are kInvalidInput naming file:line, with a
 // did-you-mean.
 //
-// Trust (README "Who may set what"; runtime/config_trust.h): a repo's config may set
+// Trust (docs/security.md "Who may set what"; runtime/config_trust.h): a repo's config may set
 // only harmless defaults (partition, account, time limits, models paths, timeouts,
 // sizes), the user's any config key; either file is read only when it is a regular file
 // owned by the caller or root and writable by neither group nor others. LoadConfigFile

@@ -1,7 +1,7 @@
 // Cancelling the run of a work dir from another process: what `trtllm-run cancel
 // WORK_DIR` and the MCP server's cancel_case do, written once.
 //
-// The protocol (README "Security model"): only the directory's own run (job_spec.json
+// The protocol (docs/security.md): only the directory's own run (job_spec.json
 // names this directory, CheckWorkDirLocation), only on the host that supervises it, and
 // only processes proven to be that run's (CheckRecordedSupervisor). Then
 //   1. the supervising trtllm-run, when alive, gets SIGTERM (it cancels as on Ctrl-C and

@@ -34,7 +34,7 @@ Status Refusal(std::string_view what, const std::string& origin, const std::stri
   return Status::InvalidInput(std::string(what) + " '" + origin + "' is " + size_text +
                                   ", over the limit of " + Bytes(max_bytes) +
                                   "; nothing of it was parsed",
-                              "give a smaller file (the input limits are in the README)");
+                              "give a smaller file (the input limits are in docs/security.md)");
 }
 
 }  // namespace
@@ -99,7 +99,7 @@ Status CheckYamlNodeLimits(const YAML::Node& root, const std::string& origin) {
                                       "deeper than " + std::to_string(kMaxNestingDepth) +
                                       " levels; refused before reading any value",
                                   "no input of trtllm-run needs that (the input limits are in "
-                                  "the README)");
+                                  "docs/security.md)");
     }
     const std::size_t children = node.size() * (node.IsMap() ? 2 : 1);
     if (queued + children > kMaxYamlNodes) {
@@ -108,7 +108,7 @@ Status CheckYamlNodeLimits(const YAML::Node& root, const std::string& origin) {
               std::to_string(kMaxYamlNodes) +
               " nodes, counting each use of an alias (*name) as a copy of what it names; "
               "refused before reading any value",
-          "repeat less through aliases (the input limits are in the README)");
+          "repeat less through aliases (the input limits are in docs/security.md)");
     }
     queued += children;
     if (node.IsSequence()) {

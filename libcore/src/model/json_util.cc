@@ -127,7 +127,7 @@ Status ParseDocument(const std::string& text, const std::string& origin, rapidjs
                                     std::to_string(kMaxNestingDepth) + " levels at byte " +
                                     std::to_string(deep) + "; refused before parsing",
                                 "no input of trtllm-run needs that (the input limits are in "
-                                "the README)");
+                                "docs/security.md)");
   }
   const size_t overlong = OverlongNumberAt(text, kMaxJsonNumberChars);
   if (overlong != std::string::npos) {
@@ -136,7 +136,7 @@ Status ParseDocument(const std::string& text, const std::string& origin, rapidjs
                                     " is longer than " + std::to_string(kMaxJsonNumberChars) +
                                     " characters; refused before parsing",
                                 "no input of trtllm-run needs that (the input limits are in "
-                                "the README)");
+                                "docs/security.md)");
   }
   doc->Parse<rapidjson::kParseIterativeFlag | rapidjson::kParseFullPrecisionFlag>(text.data(),
                                                                                   text.size());

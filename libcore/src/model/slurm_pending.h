@@ -4,7 +4,7 @@
 // clear by themselves (Resources, Priority, Dependency, BeginTime, JobHeld*, the Grp*
 // and Max*PerUser limits that free up as other jobs end); the ones in this table only
 // clear when the request or the cluster's configuration changes, so a watcher cancels
-// such a job at once. The README's Slurm section lists the table.
+// such a job at once. docs/cli.md (Slurm runs) lists the table.
 #ifndef TRTLLM_RUN_MODEL_SLURM_PENDING_H_
 #define TRTLLM_RUN_MODEL_SLURM_PENDING_H_
 
@@ -22,7 +22,7 @@ struct HopelessPendingReason {
   std::string fix;      // what the user changes, one sentence
 };
 
-// Every reason the table holds, in the README's order.
+// Every reason the table holds, in docs/cli.md's order.
 TRTLLM_RUN_API const std::vector<HopelessPendingReason>& HopelessPendingReasons();
 
 // The table's row for a job's Reason ("PartitionDown", or "ReqNodeNotAvail, ..." forms:
