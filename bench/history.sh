@@ -68,7 +68,9 @@ printf "%-44s %10s\n" "run ... --no-history" "$without"
 printf "%-44s %10s\n" "difference (ms, target <= 20)" "$cost_ms"
 
 # 2. history flaky over $rows test rows: 10 tests per case, 1,000 tests, 20 commits,
-# 5% failures (a quarter of them passing on a rerun), over the last 60 days.
+# 5% failures (a quarter of them passing on a rerun), over the last 60 days. A test's cases
+# all share one commit (c.id mod 100 fixes both), so its outcome must vary with c.id / 100:
+# otherwise every test always passes or always fails and nothing is flaky.
 cases=$((rows / 10))
 sqlite3 "$store" <<SQL
 BEGIN;
@@ -81,8 +83,8 @@ FROM n;
 WITH RECURSIVE t(k) AS (SELECT 0 UNION ALL SELECT k + 1 FROM t WHERE k < 9)
 INSERT INTO tests(case_id, node_id, outcome, duration_seconds, attempt, signature, commit_sha, recorded_at)
 SELECT c.id, 'defs/test_' || ((c.id * 10 + k) % 1000) || '.py::test_x',
-       CASE WHEN (c.id * 7 + k * 13) % 20 = 0 THEN 'failed' ELSE 'passed' END,
-       1 + (c.id + k) % 30, CASE WHEN (c.id * 7 + k * 13) % 80 = 1 THEN 1 ELSE 0 END,
+       CASE WHEN (c.id * 7 + k * 13 + c.id / 100) % 20 = 0 THEN 'failed' ELSE 'passed' END,
+       1 + (c.id + k) % 30, CASE WHEN (c.id * 7 + k * 13 + c.id / 100) % 80 = 1 THEN 1 ELSE 0 END,
        '', c.commit_sha, c.recorded_at
 FROM cases c, t WHERE c.name LIKE 'bench shard %';
 COMMIT;
@@ -97,6 +99,12 @@ flaky=$(median "$root/flaky")
 flaky30=$(median "$root/flaky30")
 floor=$(median "$root/floor")
 found=$("$bin" history flaky --history "$store" | head -1 | cut -d" " -f1-3)
+# The timing means nothing over a store the query finds nothing in: the seeding makes
+# tests with both outcomes on one commit, and the query must see them.
+if [[ ! $found =~ ^[1-9] ]]; then
+  echo "bench/history.sh: the seeded store has no flaky test ($found): fix the seeding" >&2
+  exit 1
+fi
 echo
 echo "== history flaky over $test_rows test rows ($found)"
 printf "%-44s %10s\n" "command" "p50 (s)"
@@ -132,8 +140,8 @@ SELECT to_char(now() AT TIME ZONE 'UTC' - (i % 60) * interval '1 day' - (i % 864
 FROM generate_series(1, $cases) i;
 INSERT INTO tests(case_id, node_id, outcome, duration_seconds, attempt, signature, commit_sha, recorded_at)
 SELECT c.id, 'defs/test_' || ((c.id * 10 + k) % 1000) || '.py::test_x',
-       CASE WHEN (c.id * 7 + k * 13) % 20 = 0 THEN 'failed' ELSE 'passed' END,
-       1 + (c.id + k) % 30, CASE WHEN (c.id * 7 + k * 13) % 80 = 1 THEN 1 ELSE 0 END,
+       CASE WHEN (c.id * 7 + k * 13 + c.id / 100) % 20 = 0 THEN 'failed' ELSE 'passed' END,
+       1 + (c.id + k) % 30, CASE WHEN (c.id * 7 + k * 13 + c.id / 100) % 80 = 1 THEN 1 ELSE 0 END,
        '', c.commit_sha, c.recorded_at
 FROM cases c, generate_series(0, 9) k WHERE c.name LIKE 'bench shard %' AND c.id > (SELECT COALESCE(MAX(case_id), 0) FROM tests);
 COMMIT;

@@ -361,9 +361,13 @@ TEST_CASE("runtime: the after_placement hook runs once per case, before Validate
 
   // A third-party executor with the slurm trait gets the plan as the hook left it, though
   // it prepares nothing through the Slurm kit (before: the hook never ran for it).
+  // Its traits say it runs no container: container flags would be refused as unused.
   CountingWorkflow::calls = 0;
   request.scenario = "site_slurm";
+  request.container_image.reset();
+  request.llm_models_root.reset();
   Result<PlannedCase> planned = runtime->Plan(request);
+  INFO(planned.status().ToString());
   REQUIRE(planned.ok());
   CHECK(CountingWorkflow::calls == 1);
   CHECK(planned->plan.launch.job_kind == "seen_small_4gpus");

@@ -9,6 +9,7 @@
 #include "history/history_record.h"
 #include "model/json_util.h"
 #include "perf/perf_metrics.h"
+#include "placement/routing.h"
 #include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -177,7 +178,7 @@ Status CheckGateMode(const std::string& mode) {
 }
 
 bool IsPerfCase(const RunResult& result) {
-  return result.workflow_type == "bench" || result.workflow_type == "perf_sanity";
+  return result.workflow_type == kBenchWorkflow || result.workflow_type == kPerfSanityWorkflow;
 }
 
 void ApplyPerf(RunResult* result, const PerfOptions& options) {

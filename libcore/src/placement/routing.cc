@@ -11,6 +11,9 @@
 namespace trtllm_run {
 
 const char kPerfSanityWorkflow[] = "perf_sanity";
+const char kBenchWorkflow[] = "bench";
+const char kLocalDockerExecutor[] = "local_docker";
+const char kLocalSlurmExecutor[] = "local_slurm";
 
 namespace {
 

@@ -21,6 +21,13 @@ namespace trtllm_run {
 
 // The workflow_type the pytest workflow sets for perf-sanity tests; they need Slurm.
 TRTLLM_RUN_API extern const char kPerfSanityWorkflow[];
+// The workflow_type of trtllm-bench cases (the bench workflow); with perf-sanity, the perf
+// cases whose metrics are read (perf/perf_case.h).
+TRTLLM_RUN_API extern const char kBenchWorkflow[];
+// Built-in executors that core must name outside routing: the only one that reads
+// --docker-memory/--docker-pull, and the one whose jobs' times sacct gives here.
+TRTLLM_RUN_API extern const char kLocalDockerExecutor[];
+TRTLLM_RUN_API extern const char kLocalSlurmExecutor[];
 
 // What routing knows of one loaded executor.
 struct RoutingCandidate {

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "placement/routing.h"
+
 namespace trtllm_run {
 
 namespace {
@@ -18,7 +20,7 @@ const std::map<std::string, Reads>& ExecutorOnlyFields() {
     const Reads remote = [](const std::string&, const ExecutorTraits& t) { return t.remote; };
     const Reads container = [](const std::string&, const ExecutorTraits& t) { return t.container; };
     const Reads docker = [](const std::string& name, const ExecutorTraits&) {
-      return name == "local_docker";
+      return name == kLocalDockerExecutor;
     };
     for (const char* name :
          {"partition", "account", "time_limit", "max_pending", "alloc_time_limit",

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "model/json_util.h"
+#include "placement/routing.h"
 #include "report/html_text.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -402,7 +403,7 @@ Result<ReportModel> BuildReportModel(const std::string& run_dir) {
 std::vector<std::string> LocalSlurmJobIds(const ReportModel& model) {
   std::vector<std::string> ids;
   for (const TimelineJob& job : model.jobs) {
-    if (job.scenario != "local_slurm" || job.job_id.empty()) continue;
+    if (job.scenario != kLocalSlurmExecutor || job.job_id.empty()) continue;
     // Slurm job ids are digits (an array or het job: digits, '_' and '+').
     if (job.job_id.find_first_not_of("0123456789_+") != std::string::npos) continue;
     ids.push_back(job.job_id);
