@@ -418,9 +418,9 @@ TEST_CASE(
   TempDir repo("trtllm_held_pending");
   TempDir state("trtllm_held_pending_state");
   HeldJobsCleanup cleanup(repo.path());
-  CliRun run = RunCli(
-      HeldCustomRun(repo.path(), state.path(),
-                    {"--partition", "maint", "--slurm-env-file", SlurmEnvWithMaintUp(repo.path())}));
+  CliRun run = RunCli(HeldCustomRun(
+      repo.path(), state.path(),
+      {"--partition", "maint", "--slurm-env-file", SlurmEnvWithMaintUp(repo.path())}));
   INFO(run.Describe());
   REQUIRE_FALSE(run.timed_out);
   CHECK(run.exit_code == 3);

@@ -51,7 +51,7 @@ const std::string kDisagg =
 std::vector<std::string> LocalPlan(const Repo& repo, const std::string& test_cmd,
                                    const std::string& slurm_env, const std::string& partition) {
   return {"plan",          repo.path,     "--test-cmd",        test_cmd,
-          "--scenario",    "local_slurm", "--slurm-env-file",       slurm_env,
+          "--scenario",    "local_slurm", "--slurm-env-file",  slurm_env,
           "--partition",   partition,     "--llm-models-root", "/models",
           "--models-path", "/data/models"};
 }
@@ -256,8 +256,8 @@ TEST_CASE("remote_slurm perf-sanity plans with no remote path on this host",
   for (const std::string& test_cmd : {kAggr, kDisagg}) {
     Repo repo;
     CliRun run = Plan({"plan", repo.path, "--test-cmd", test_cmd, "--scenario", "remote_slurm",
-                       "--slurm-env-file", Fixture("slurm_env/remote_b.json"), "--partition", "gb200",
-                       "--llm-models-root", "/models", "--remote-repo-path", remote_repo,
+                       "--slurm-env-file", Fixture("slurm_env/remote_b.json"), "--partition",
+                       "gb200", "--llm-models-root", "/models", "--remote-repo-path", remote_repo,
                        "--ssh-host", "bob@login-remote-b.example.com"});
     INFO(test_cmd << "\n" << run.Describe());
     REQUIRE(run.exit_code == 0);

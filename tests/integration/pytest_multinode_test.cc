@@ -69,9 +69,10 @@ struct Planned {
 Planned PlanOn(const Repo& repo, const std::string& env_file, const std::string& partition,
                const std::string& test_cmd, std::vector<std::string> extra = {}) {
   CliOptions options;
-  options.args = {"plan",        "--repo-root",   repo.path,     "--scenario", "local_slurm",
-                  "--slurm-env-file", env_file,        "--partition", partition,    "--llm-models-root",
-                  "/models",     "--models-path", "/data/models"};
+  options.args = {"plan",        "--repo-root",       repo.path, "--scenario",
+                  "local_slurm", "--slurm-env-file",  env_file,  "--partition",
+                  partition,     "--llm-models-root", "/models", "--models-path",
+                  "/data/models"};
   options.args.insert(options.args.end(), extra.begin(), extra.end());
   if (!test_cmd.empty()) options.args.insert(options.args.end(), {"--test-cmd", test_cmd});
   options.timeout_seconds = 60;
