@@ -39,8 +39,8 @@ std::string Noise(std::mt19937* rng) {
   static const char* kNoise[] = {
       "[TensorRT-LLM][INFO] Loaded engine: 1.2 GiB",
       "\x1b[33m[W] rank 3: NCCL_P2P_LEVEL not set: using default\x1b[0m",
-      "Processed prompts:  45%|####5     | 45/100 [00:03<00:04, 12.1it/s]\rProcessed prompts:  "
-      "90%|######### | 90/100 [00:07<00:00, 12.9it/s]\r",
+      ("Processed prompts:  45%|####5     | 45/100 [00:03<00:04, 12.1it/s]\rProcessed prompts:  "
+       "90%|######### | 90/100 [00:07<00:00, 12.9it/s]\r"),
       "[1,3]<stdout>: iter = 12, host_step_time = 6.79ms, prev_device_step_time = 6.94ms",
       "grep 'Total Token throughput (tok/s):' bench.log",
       "Total Token throughput (tok/s): N/A",
