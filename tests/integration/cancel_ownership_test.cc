@@ -211,7 +211,11 @@ TEST_CASE("cancel ownership: a forged cases dir naming another run's work dir: e
   options.timeout_seconds = 120;
   CliRun other;
   std::thread runner([&] { other = RunCli(options); });
-  for (int i = 0; i < 300 && !ProcessWithMarkerAlive(marker); ++i) {
+  // The marker is in trtllm-run's own argv too: it is alive before its work dir exists
+  // (under ASan on a loaded machine, for a while), so wait for the work dir as well.
+  for (int i = 0;
+       i < 300 && (!ProcessWithMarkerAlive(marker) || FindSingleWorkDir(repo.path()).empty());
+       ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   REQUIRE(ProcessWithMarkerAlive(marker));

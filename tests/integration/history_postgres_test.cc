@@ -247,9 +247,15 @@ TEST_CASE("history on PostgreSQL: a case and its tests recorded and read back an
   auto verdicts = store.value()->LatestCaseVerdicts(std::string(40, 'a'));
   REQUIRE(verdicts.ok());
   REQUIRE(verdicts->size() >= 2);
-  CHECK(verdicts->at(0).id == "t.py::test_a");
-  CHECK(verdicts->at(0).outcome == "FAILED");
-  CHECK(verdicts->at(0).work_dir == "/w/t.py::test_a");
+  bool found_test_a = false;
+  for (const auto& verdict : verdicts.value()) {
+    if (verdict.id != "t.py::test_a") continue;
+    found_test_a = true;
+    CHECK(verdict.outcome == "FAILED");
+    CHECK(verdict.recorded_at == "2026-12-02T10:00:00Z");  // the newest of its two
+    CHECK(verdict.work_dir == "/w/t.py::test_a");
+  }
+  CHECK(found_test_a);
 
   // Perf points (schema v2): written in one transaction, read per match key, oldest first;
   // a point before the prune's cut goes with the cases.
@@ -315,7 +321,7 @@ TEST_CASE("history on PostgreSQL: migrations take an older schema to the newest,
   for (const std::string& error : errors) CHECK(error == "");
   CHECK(opened == 8);
   CHECK(PostgresSchemaVersion(db.url()).value() == current);
-  CHECK(PgInt(db.url(), "SELECT COUNT(*) FROM schema_version") == current);
+  CHECK(PgInt(db.url(), "SELECT COUNT(*) FROM schema_version") == 1);  // one row: migrated once
   {
     auto v1 = OpenPostgresStore(db.url());
     REQUIRE(v1.ok());
