@@ -316,6 +316,19 @@ Result<std::map<std::string, double>> SqliteStore::MeanDurations() {
 
 // Both read the rows newest first and keep the first of each id (plain SQL: no window
 // function, no SQLite-only aggregate).
+// Steps a latest-outcome query (id, outcome, recorded_at, work_dir; sorted by id, newest
+// first within it) keeping the first row of each id. False when the query failed.
+bool FirstPerId(Statement* query, std::vector<LatestOutcome>* rows) {
+  int rc;
+  while ((rc = query->Step()) == SQLITE_ROW) {
+    std::string id = query->ColumnText(0);
+    if (!rows->empty() && rows->back().id == id) continue;
+    rows->push_back(
+        {std::move(id), query->ColumnText(1), query->ColumnText(2), query->ColumnText(3)});
+  }
+  return rc == SQLITE_DONE;
+}
+
 Result<std::vector<LatestOutcome>> SqliteStore::LatestTestOutcomes(
     const std::string& commit, const std::optional<std::string>& stage) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -329,13 +342,7 @@ Result<std::vector<LatestOutcome>> SqliteStore::LatestTestOutcomes(
   query.Int(2, stage ? 1 : 0);
   query.Text(3, stage.value_or(""));
   std::vector<LatestOutcome> rows;
-  int rc;
-  while ((rc = query.Step()) == SQLITE_ROW) {
-    std::string id = query.ColumnText(0);
-    if (!rows.empty() && rows.back().id == id) continue;
-    rows.push_back({std::move(id), query.ColumnText(1), query.ColumnText(2), query.ColumnText(3)});
-  }
-  if (rc != SQLITE_DONE) return Error("reading the latest outcomes");
+  if (!FirstPerId(&query, &rows)) return Error("reading the latest outcomes");
   return rows;
 }
 
@@ -348,14 +355,7 @@ Result<std::vector<LatestOutcome>> SqliteStore::LatestCaseVerdicts(const std::st
   if (!query.ok()) return Error("preparing the latest verdicts query");
   query.Text(1, commit);
   std::vector<LatestOutcome> rows;
-  int rc;
-  while ((rc = query.Step()) == SQLITE_ROW) {
-    std::string name = query.ColumnText(0);
-    if (!rows.empty() && rows.back().id == name) continue;
-    rows.push_back(
-        {std::move(name), query.ColumnText(1), query.ColumnText(2), query.ColumnText(3)});
-  }
-  if (rc != SQLITE_DONE) return Error("reading the latest verdicts");
+  if (!FirstPerId(&query, &rows)) return Error("reading the latest verdicts");
   return rows;
 }
 
