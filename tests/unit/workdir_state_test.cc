@@ -142,7 +142,9 @@ TEST_CASE("StopRecordedJob stops the proven group, spares a reused pid and an un
   const std::string marker = WorkDirMarkerEntry(dir.path());
   // A `sleep` leading its own group, SIGTERM ignored (it needs the SIGKILL after the grace
   // period), with or without this work dir's marker in its environment. The pipe's write
-  // end closes on exec: reading EOF means it runs `sleep`.
+  // end closes on exec, but exec closes it before the new image's environment shows in
+  // /proc/PID/environ: the start waits for a ready variable to show there too.
+  const std::string ready = "TRTLLM_RUN_TEST_READY=1";
   auto start_sleep = [&](bool marked) {
     int sync_pipe[2];
     REQUIRE(::pipe2(sync_pipe, O_CLOEXEC) == 0);
@@ -151,9 +153,10 @@ TEST_CASE("StopRecordedJob stops the proven group, spares a reused pid and an un
     if (child == 0) {
       ::setpgid(0, 0);
       ::signal(SIGTERM, SIG_IGN);
-      char* env[] = {const_cast<char*>(marker.c_str()), nullptr};
-      char* empty_env[] = {nullptr};
-      ::execle("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr), marked ? env : empty_env);
+      char* env[] = {const_cast<char*>(ready.c_str()), const_cast<char*>(marker.c_str()),
+                     nullptr};
+      char* ready_env[] = {const_cast<char*>(ready.c_str()), nullptr};
+      ::execle("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr), marked ? env : ready_env);
       ::_exit(127);
     }
     ::setpgid(child, child);
@@ -162,6 +165,10 @@ TEST_CASE("StopRecordedJob stops the proven group, spares a reused pid and an un
     while (::read(sync_pipe[0], &byte, 1) > 0) {
     }
     ::close(sync_pipe[0]);
+    for (int tries = 0; tries < 1000 && !ProcessEnvironmentHas(child, ready); ++tries) {
+      ::usleep(10 * 1000);
+    }
+    REQUIRE(ProcessEnvironmentHas(child, ready));
     return child;
   };
   pid_t unmarked = start_sleep(false);
