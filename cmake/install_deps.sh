@@ -18,6 +18,7 @@ packages=(
   strace time  # tests: what `run` opens (strace) and its peak RSS (GNU time)
   chromium  # tests: the HTML report opened headless (screenshot, DOM, net log)
   util-linux  # tests: unshare -n runs that browser without a network
+  tmux  # tests: the terminal that Ctrl-C is pressed in and whose screen is read (capture-pane)
   openssh-client  # the SSH scenario (unit tests run a real ssh that fails to connect)
   clang libclang-rt-dev llvm  # sanitizer + libFuzzer build (tests/run.sh), readable ASan stacks
 )

@@ -14,6 +14,12 @@ namespace {
 
 constexpr double kLiveRedrawSeconds = 0.25;
 constexpr std::size_t kDefaultWidth = 80;
+// Columns the live line leaves free at the right: the terminal echoes Ctrl-C as "^C"
+// after it, and an echo that reaches past the last column wraps the cursor to a new line,
+// so "\r\033[K" would clear that one and leave the status line standing above the
+// interrupted summary. One more column because writing the last one wraps on some
+// terminals.
+constexpr std::size_t kEchoRoom = 3;
 
 int FdOf(const std::ostream* stream) {
   if (stream == &std::cout) return STDOUT_FILENO;
@@ -117,9 +123,10 @@ void ProgressReporter::Update(const ProgressSnapshot& snapshot) {
   bool changed = snapshot.state != last_state_;
   if (live_) {
     if (drawn_once_ && !changed && since < kLiveRedrawSeconds) return;
-    // One column less than the width: writing the last column wraps on some terminals.
     std::size_t width = TerminalWidth(out_);
-    *out_ << "\r\033[K" << FormatProgressLine(name_, snapshot, width > 1 ? width - 1 : width, job_)
+    *out_ << "\r\033[K"
+          << FormatProgressLine(name_, snapshot, width > kEchoRoom ? width - kEchoRoom : width,
+                                job_)
           << std::flush;
     shown_ = true;
   } else {
