@@ -1,6 +1,6 @@
 // The MCP server's tools through the real binary (mcp_test_client.h): progress while
-// waiting, notifications/cancelled, cases that outlive the server, the CLI's exit-2 texts
-// as tool errors, bounds, run_cases, and SSH through a ControlMaster a person opened.
+// waiting, notifications/cancelled, cases that outlive the server, exit-2 texts naming
+// arguments as tool errors, bounds, run_cases, and SSH through a ControlMaster a person opened.
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -165,43 +165,101 @@ TEST_CASE(
   CHECK(ReadTextFile(Str(state, "log_file")).find("survived") != std::string::npos);
 }
 
-TEST_CASE("mcp: bad input is a tool error with the CLI's exit-2 text, nothing is planned",
-          "[mcp]") {
+TEST_CASE(
+    "mcp: bad input is a tool error naming the argument as the agent gave it, nothing is "
+    "planned",
+    "[mcp]") {
   TempDir repo("trtllm_mcp_tools");
   McpProcess server(repo.path());
   server.Initialize();
+  // Each bad request as tool arguments and as the CLI's flags: the tool's text names
+  // arguments (an agent has no flags), the CLI keeps its own wording with the flag.
   struct Case {
     std::string arguments;
     std::vector<std::string> flags;
+    std::string tool_text;  // the whole tool error, exactly
+    std::string cli_has;    // what the CLI's exit-2 text still says
   };
+  const std::string executors =
+      "  hint: loaded executors: local_direct, local_docker, "
+      "local_slurm, remote_slurm";
   const std::vector<Case> cases = {
       {"{\"custom_cmd\":\"echo x\",\"test_cmd\":\"pytest a.py\"}",
-       {"--custom-cmd", "echo x", "--test-cmd", "pytest a.py"}},
+       {"--custom-cmd", "echo x", "--test-cmd", "pytest a.py"},
+       "trtllm-run plan: error: conflicting commands: custom_cmd and test_cmd given; give exactly "
+       "one of test_cmd, bench_cmd, eval_cmd, custom_cmd/custom_script",
+       "conflicting commands"},
       {"{\"custom_cmd\":\"echo x\",\"scenario\":\"moon\"}",
-       {"--custom-cmd", "echo x", "--scenario", "moon"}},
+       {"--custom-cmd", "echo x", "--scenario", "moon"},
+       "trtllm-run plan: error: unknown scenario 'moon' (argument 'scenario')\n" + executors,
+       "unknown scenario 'moon' (--scenario)"},
       {"{\"custom_cmd\":\"echo x\",\"monitor_timeout\":\"soon\"}",
-       {"--custom-cmd", "echo x", "--monitor-timeout", "soon"}},
+       {"--custom-cmd", "echo x", "--monitor-timeout", "soon"},
+       "trtllm-run plan: error: invalid monitor_timeout 'soon': expected a duration like 1h, 30m, "
+       "3600s, 01:00:00 or a number of seconds\n  hint: use whole numbers each followed by its "
+       "unit, h, m or s in that order (2h, 90s, 1h30m); a bare number is seconds",
+       "invalid monitor_timeout 'soon'"},
       {"{\"custom_cmd\":\"echo x\",\"skip_install\":\"maybe\"}",
-       {"--custom-cmd", "echo x", "--skip-install", "maybe"}},
+       {"--custom-cmd", "echo x", "--skip-install", "maybe"},
+       "trtllm-run plan: error: skip_install must be true or false, got 'maybe'\n  hint: "
+       "accepted: true/false, yes/no, 1/0, on/off",
+       "got 'maybe' (from --skip-install)"},
       {"{\"custom_cmd\":\"echo x\",\"model_name\":\"" + std::string(101, 'm') + "\"}",
-       {"--custom-cmd", "echo x", "--model-name", std::string(101, 'm')}},
+       {"--custom-cmd", "echo x", "--model-name", std::string(101, 'm')},
+       "trtllm-run plan: error: model_name is 101 characters; the limit is 100\n  hint: it names "
+       "the work dir, the job and the container: give a shorter argument 'model_name'",
+       "give a shorter --model-name"},
       {"{\"custom_cmd\":\"echo x\",\"partition\":\"a\\nb\",\"scenario\":\"local_slurm\"}",
-       {"--custom-cmd", "echo x", "--partition", "a\nb", "--scenario", "local_slurm"}},
+       {"--custom-cmd", "echo x", "--partition", "a\nb", "--scenario", "local_slurm"},
+       "trtllm-run plan: error: partition 'a\\nb' holds a control character\n  hint: values are "
+       "rendered into job scripts (#SBATCH lines, exports, docker arguments) and cannot carry "
+       "newlines or other control characters; fix argument 'partition'",
+       "fix --partition"},
+      {"{\"custom_cmd\":\"echo x\",\"total_required_devices\":0}",
+       {"--custom-cmd", "echo x", "--total-required-devices", "0"},
+       "trtllm-run plan: error: total_required_devices must be a positive integer, got '0'",
+       "got '0' (from --total-required-devices)"},
+      {"{\"custom_cmd\":\"echo x\",\"scenario\":\"local_direct\",\"partition\":\"batch\","
+       "\"max_pending\":\"1h\"}",
+       {"--custom-cmd", "echo x", "--scenario", "local_direct", "-p", "batch", "--max-pending",
+        "1h"},
+       "trtllm-run plan: error: argument 'max_pending', argument 'partition' are not used by "
+       "scenario local_direct (used by local_slurm, remote_slurm)\n  route: routing chose "
+       "local_direct: requested (argument 'scenario', or scenario: in the request file)\n  hint: "
+       "leave them out to run on local_direct, or run where they apply: argument 'scenario' "
+       "local_slurm, argument 'scenario' remote_slurm",
+       "--max-pending, -p/--partition are not used by scenario local_direct"},
+      {"{\"custom_cmd\":\"echo x\",\"executor_option\":[\"novalue\"]}",
+       {"--custom-cmd", "echo x", "--executor-option", "novalue"},
+       "trtllm-run plan: error: argument 'executor_option': 'novalue' is not KEY=VALUE\n  hint: "
+       "give argument 'executor_option' KEY=VALUE, e.g. argument 'executor_option' queue=fast",
+       "give --executor-option KEY=VALUE"},
   };
   int id = 1;
   for (const Case& c : cases) {
     std::string arguments = c.arguments.substr(0, c.arguments.size() - 1) +
                             ",\"repo_root\":" + Quoted(repo.path()) + "}";
     std::string text = ToolErrorText(server.Call(id++, "plan_case", arguments));
+    CHECK(text == c.tool_text);
     std::vector<std::string> args = {"plan", "--repo-root", repo.path()};
     args.insert(args.end(), c.flags.begin(), c.flags.end());
     CliRun cli = RunCli(args);
     INFO(cli.Describe());
     CHECK(cli.exit_code == 2);
-    std::string expected = cli.stderr_text;
-    while (!expected.empty() && expected.back() == '\n') expected.pop_back();
-    CHECK(text == expected);
+    CHECK_THAT(cli.stderr_text, Catch::Contains(c.cli_has));
   }
+  // An unknown name: named as given, the nearest of the tool's own argument names (a
+  // request field, a tool option or, for tools without request fields, its few names),
+  // never every request field (before: "(from --scenaro)" and all 48 keys).
+  CHECK(ToolErrorText(server.Call(id++, "plan_case", "{\"custom_cmd\":\"x\",\"scenaro\":\"a\"}")) ==
+        "trtllm-run plan: error: unknown argument 'scenaro' of tool plan_case\n  hint: did you "
+        "mean 'scenario'? the tool's inputSchema lists its arguments");
+  CHECK(ToolErrorText(server.Call(id++, "run_case", "{\"custom_cmd\":\"x\",\"kill_grac\":3}")) ==
+        "trtllm-run run: error: unknown argument 'kill_grac' of tool run_case\n  hint: did you "
+        "mean 'kill_grace'? the tool's inputSchema lists its arguments");
+  CHECK(ToolErrorText(server.Call(id++, "wait_case", "{\"handel\":\"/x\"}")) ==
+        "trtllm-run attach: error: unknown argument 'handel' of wait_case\n  hint: did you mean "
+        "'handle'? its arguments are: handle, log_lines, timeout_s");
   // Passwords are never arguments; wrong JSON types and unknown names are named.
   CHECK_THAT(ToolErrorText(server.Call(id++, "run_case",
                                        "{\"custom_cmd\":\"x\",\"slurm_password\":\"s3cret\"}")),

@@ -4,7 +4,9 @@
 #include <map>
 #include <set>
 
+#include "model/edit_distance.h"
 #include "trtllm_run/request.h"
+#include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::mcp {
 namespace {
@@ -466,6 +468,17 @@ bool IsToolOption(std::string_view tool, std::string_view name) {
   return it != options.end() && it->second.count(std::string(name)) > 0;
 }
 
+std::vector<std::string> ToolArgumentNames(std::string_view tool) {
+  std::vector<std::string> names;
+  const Value* definition = FindTool(tool);
+  if (definition == nullptr) return names;
+  const Value& properties = (*definition)["inputSchema"]["properties"];
+  for (auto it = properties.MemberBegin(); it != properties.MemberEnd(); ++it) {
+    names.emplace_back(it->name.GetString(), it->name.GetStringLength());
+  }
+  return names;
+}
+
 Status CheckToolArguments(std::string_view tool, const Value& arguments) {
   const Value* definition = FindTool(tool);
   if (definition == nullptr)
@@ -482,9 +495,11 @@ Status CheckToolArguments(std::string_view tool, const Value& arguments) {
     if (IsToolOption(tool, name)) {
       TRTLLM_RUN_RETURN_IF_ERROR(CheckValue(tool, name, properties[it->name], it->value));
     } else if (!TakesRequestFields(tool)) {
+      const std::string closest = ClosestName(name, ToolArgumentNames(tool));
       return Status::InvalidInput(
-          "unknown argument '" + std::string(name) + "' of " + std::string(tool),
-          "its arguments are: " + own);
+          "unknown argument '" + EscapeControl(std::string(name)) + "' of " + std::string(tool),
+          (closest.empty() ? std::string() : "did you mean '" + closest + "'? ") +
+              "its arguments are: " + own);
     }
   }
   for (const Value& name : schema["required"].GetArray()) {

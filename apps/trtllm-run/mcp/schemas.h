@@ -8,6 +8,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "json.h"
 #include "trtllm_run/status.h"
@@ -32,6 +33,10 @@ Status CheckToolArguments(std::string_view tool, const Value& arguments);
 
 // True when `name` is one of the tool's own (non-request-field) arguments.
 bool IsToolOption(std::string_view tool, std::string_view name);
+
+// Every argument name of the tool's inputSchema (its own and, for the tools that take
+// them, the request fields): what a did-you-mean chooses among. Empty for an unknown tool.
+std::vector<std::string> ToolArgumentNames(std::string_view tool);
 
 }  // namespace trtllm_run::mcp
 

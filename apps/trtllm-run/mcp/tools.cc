@@ -7,6 +7,7 @@
 #include <ctime>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "case_state.h"
@@ -109,8 +110,44 @@ Document StateDocument(const CaseState& state) {
 
 }  // namespace
 
+std::string ArgumentsForFlags(const std::string& text) {
+  static const std::map<std::string, std::string, std::less<>> kFieldOfFlag = [] {
+    std::map<std::string, std::string, std::less<>> fields;
+    for (const RequestField& field : RequestFields()) fields["--" + field.flag] = field.name;
+    fields["--executor-option"] = "executor_option";
+    return fields;
+  }();
+  auto is_name_char = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_';
+  };
+  std::string out;
+  bool in_command = false;  // between backticks: a command line quoted whole, kept as is
+  for (std::size_t at = 0; at < text.size();) {
+    if (text[at] == '`') in_command = !in_command;
+    const bool starts_word = at == 0 || !is_name_char(text[at - 1]);
+    if (!in_command && starts_word && text.compare(at, 2, "--") == 0) {
+      std::size_t end = at + 2;
+      while (end < text.size() && is_name_char(text[end])) ++end;
+      auto field = kFieldOfFlag.find(std::string_view(text).substr(at, end - at));
+      if (field != kFieldOfFlag.end() && (end == text.size() || text[end] != '=')) {
+        // "-p/--partition": the short form goes with it.
+        if (out.size() >= 3 && out[out.size() - 1] == '/' && out[out.size() - 3] == '-' &&
+            (out.size() == 3 || !is_name_char(out[out.size() - 4]))) {
+          out.resize(out.size() - 3);
+        }
+        out += "argument '" + field->second + "'";
+        at = end;
+        continue;
+      }
+    }
+    out += text[at++];
+  }
+  return out;
+}
+
 ToolOutcome ToolError(const std::string& subcommand, const Status& status) {
-  std::string message = status.ToString();
+  std::string message = ArgumentsForFlags(status.ToString());
   std::string shown;
   std::istringstream lines(message);
   bool first = true;
@@ -153,12 +190,12 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
           "($TRTLLM_RUN_SSH_CONTROL_DIR, see the trtllm-run skill)");
     }
     if (name != "executor_option") {
-      // Named as the agent named it (an argument, not a CLI flag), with the near ones:
-      // the tool's inputSchema already lists them all.
+      // Named as the agent named it (an argument, not a CLI flag), with the nearest of the
+      // tool's own argument names: its inputSchema already lists them all.
       std::vector<std::string> fields;
       for (const RequestField& field : RequestFields()) fields.push_back(field.name);
       if (std::find(fields.begin(), fields.end(), name) == fields.end()) {
-        const std::string closest = ClosestName(name, fields);
+        const std::string closest = ClosestName(name, ToolArgumentNames(tool));
         return Status::InvalidInput(
             "unknown argument '" + EscapeControl(name) + "' of tool " + std::string(tool),
             (closest.empty() ? std::string() : "did you mean '" + closest + "'? ") +
@@ -167,13 +204,16 @@ Status RequestFromArguments(std::string_view tool, const Value& args, CaseReques
     }
     std::vector<std::string> values;
     TRTLLM_RUN_RETURN_IF_ERROR(ArgumentText(name, it->value, &values));
+    const std::string origin = "argument '" + name + "'";
     for (const std::string& value : values) {
       if (name == "ssh_option") {  // an agent's ssh options: the one filter (model/trust.h)
-        TRTLLM_RUN_RETURN_IF_ERROR(CheckUntrustedSshOption(value, "ssh_option"));
+        TRTLLM_RUN_RETURN_IF_ERROR(CheckUntrustedSshOption(value, origin));
       }
       TRTLLM_RUN_RETURN_IF_ERROR(name == "executor_option"
-                                     ? SetExecutorOption(request, value, "executor_option")
-                                     : SetRequestField(request, name, value, "--" + Kebab(name)));
+                                     ? SetExecutorOption(request, value, origin)
+                                     // Its message starts with the field's name, which
+                                     // is the argument's: no origin to repeat it.
+                                     : SetRequestField(request, name, value, ""));
     }
   }
   return Status::Ok();

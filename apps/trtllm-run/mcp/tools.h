@@ -89,15 +89,25 @@ class Tools {
 // Helpers shared by the tool files.
 
 // "trtllm-run <subcommand>: error: <message>\n  hint: <hint>" as the CLI prints it (control
-// bytes escaped), as a tool error.
+// bytes escaped), as a tool error, with the request fields' flags named as the agent gives
+// them (ArgumentsForFlags): an agent calls tools with arguments and has no flags.
 ToolOutcome ToolError(const std::string& subcommand, const Status& status);
+
+// `text` with every request-field flag ("--scenario", "-p/--partition") named as its tool
+// argument ("argument 'scenario'"), so that a message core words for the CLI points an
+// agent at what it can change. Left as is: a flag followed by '=' (a command line's
+// "--partition=batch"), text between backticks (a command to type), and flags that are
+// no request field (--clusters: the server's own).
+std::string ArgumentsForFlags(const std::string& text);
 
 // A successful outcome: `structured` and its short text.
 ToolOutcome ToolResult(Document structured, std::string text);
 
 // The request fields among `args` (the names that are not the tool's own options),
-// each set through SetRequestField as the CLI sets its flags (origin "--<flag>"), so a
-// bad value gets the CLI's message. Passwords are refused.
+// each set through SetRequestField as the CLI sets its flags, so a bad value gets the
+// CLI's check, named by its field name, which is the argument's ("skip_install must be
+// true or false"; the CLI adds "(from --skip-install)"). An unknown name is an error
+// with the nearest of the tool's argument names. Passwords are refused.
 Status RequestFromArguments(std::string_view tool, const Value& args, CaseRequest* request);
 
 // Runs a command here, bounded by coreutils timeout; stdout and stderr captured.
