@@ -34,12 +34,13 @@ std::vector<std::string> SplitList(const std::vector<std::string>& values) {
 
 po::options_description EnvOptions() {
   po::options_description options("Env");
-  options.add_options()("format", po::value<std::string>()->default_value("json"), "json or text")(
-      "json", po::bool_switch(),
-      "the same as --format json; bad input then prints an error object on stdout")(
+  options.add_options()(
+      "format", po::value<std::string>()->value_name("FORMAT")->default_value("json"),
+      "json or text")("json", po::bool_switch(),
+                      "the same as --format json; bad input then prints an error object on stdout")(
       "output", po::value<std::string>()->value_name("PATH"),
       "also save the document to PATH (atomically)")(
-      "partitions", po::value<std::vector<std::string>>()->composing(),
+      "partitions", po::value<std::vector<std::string>>()->value_name("NAMES")->composing(),
       "probe hardware and access only for these partitions (comma-separated, repeatable)")(
       "no-access-check", "skip the sbatch --test-only checks (default partition: sinfo's)")(
       "timeout", DurationValue("60s"), "the limit of each query on the target")(

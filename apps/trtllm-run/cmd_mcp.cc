@@ -42,9 +42,10 @@ std::string SelfPath() {
 
 int McpMain(int argc, char** argv) {
   po::options_description options("MCP server");
-  options.add_options()("max-message-bytes",
-                        po::value<std::size_t>()->default_value(mcp::kDefaultMaxMessageBytes),
-                        "refuse (JSON-RPC -32600) messages longer than this, unread")(
+  options.add_options()(
+      "max-message-bytes",
+      po::value<std::size_t>()->value_name("N")->default_value(mcp::kDefaultMaxMessageBytes),
+      "refuse (JSON-RPC -32600) messages longer than this, unread")(
       "max-in-flight", po::value<int>()->value_name("N")->default_value(16),
       "tool calls running at once")("verbose", po::bool_switch(),
                                     "log every message (first 300 bytes) on stderr");

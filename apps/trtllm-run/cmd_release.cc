@@ -67,7 +67,7 @@ int ReleaseMain(int argc, char** argv) {
   po::options_description options("Release");
   options.add_options()("list", po::bool_switch(), "only list the held allocations")(
       "idle", po::bool_switch(), "release only the allocations idle past their idle limit")(
-      "job-id", po::value<std::vector<std::string>>(),
+      "job-id", po::value<std::vector<std::string>>()->value_name("JOB_ID"),
       "release only this allocation (repeatable; default: all)")(
       "json", po::bool_switch(),
       "print {\"allocations\": [...]} on stdout, each with its outcome (held, released, "

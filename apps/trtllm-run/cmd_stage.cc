@@ -232,7 +232,7 @@ int StageMain(int argc, char** argv) {
       "the split's durations: a pytest-split .test_durations file, or `history` for the mean "
       "durations the history recorded (default: the checkout's "
       "tests/integration/defs/.test_durations, else the history's when it has some)")(
-      "python", po::value<std::string>()->default_value("python3"),
+      "python", po::value<std::string>()->value_name("PYTHON")->default_value("python3"),
       "the interpreter that runs pytest in each shard's job")(
       "max-parallel-local", po::value<int>()->value_name("N")->default_value(0),
       "shards running on this host at once (local_direct, local_docker); 0: all of them")(

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <regex>
+#include <sstream>
 
 #include "cli_harness.h"
 
@@ -40,6 +42,39 @@ TEST_CASE(
                              "--docker-memory are not used by scenario local_direct") &&
                  Catch::Contains("local_docker") && Catch::Contains("local_slurm") &&
                  Catch::Contains("remote_slurm"));
+  CHECK_FALSE(fs::exists(repo.path() + "/work_dirs"));
+}
+
+TEST_CASE(
+    "daily cli: on a host without Slurm and Docker routing picks local_direct and the Slurm "
+    "and Docker flags are exit 2 naming them",
+    "[cli][daily]") {
+  TempDir repo("trtllm_unused_routed");
+  // A PATH with a shell and no sinfo, sbatch or docker: this host as a dev box without
+  // them (the issue's case: no --scenario, routing runs it "here anyway").
+  TempDir bin("trtllm_unused_routed_bin");
+  for (const char* tool :
+       {"bash", "sh", "mktemp", "rm", "cat", "wc", "id", "timeout", "sed", "nvidia-smi", "true"}) {
+    for (const char* dir : {"/usr/bin/", "/bin/"}) {
+      if (fs::exists(std::string(dir) + tool)) {
+        fs::create_symlink(std::string(dir) + tool, fs::path(bin.path()) / tool);
+        break;
+      }
+    }
+  }
+  CliOptions options;
+  options.args = {"run",         "-p",           "batch",         "-A",          "research",
+                  "-t",          "30m",          "--max-pending", "1h",          "--docker-memory",
+                  "8g",          "--custom-cmd", "true",          "--repo-root", repo.path(),
+                  "--no-history"};
+  options.env = {{"PATH", bin.path()}, {"DOCKER_HOST", "unix://" + bin.path() + "/no.sock"}};
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.stderr_text,
+             Catch::Contains("--max-pending, -p/--partition, -A/--account, -t/--time-limit, "
+                             "--docker-memory are not used by scenario local_direct") &&
+                 Catch::Contains("routing chose local_direct"));
   CHECK_FALSE(fs::exists(repo.path() + "/work_dirs"));
 }
 
@@ -110,7 +145,25 @@ TEST_CASE("daily cli: a time limit above MaxTime names no other scenario (none w
   CHECK_THAT(run.stderr_text, !Catch::Contains("--scenario local_direct"));
 }
 
-TEST_CASE("daily cli: logs, status take a name from list and @last, and -n is --tail",
+TEST_CASE("daily cli: a models mount error names no other scenario (none would fix it)",
+          "[cli][daily]") {
+  TempDir repo("trtllm_models_hint");
+  const std::string source = TRTLLM_RUN_SOURCE_DIR;
+  fs::copy(source + "/tests/fixtures/trtllm", repo.path() + "/tree", fs::copy_options::recursive);
+  CliRun run = RunCli({"plan", "--scenario", "local_slurm", "--slurm-env-file",
+                       source + "/tests/fixtures/slurm_env/cluster_a.json", "-p", "small",
+                       "--container-image", "img:tag", "--test-cmd",
+                       "pytest accuracy/test_llm_api_pytorch.py::TestLlama3_1_8B::test_auto_dtype",
+                       "--repo-root", repo.path() + "/tree"});
+  INFO(run.Describe());
+  CHECK(run.exit_code == 2);
+  CHECK_THAT(run.stderr_text, Catch::Contains("problems with the models mount") &&
+                                  Catch::Contains("--models-path HOST_DIR"));
+  CHECK_THAT(run.stderr_text, !Catch::Contains("--scenario local_direct") &&
+                                  !Catch::Contains("pick another scenario"));
+}
+
+TEST_CASE("daily cli: logs, status, attach take a name from list and @last, and -n is --tail",
           "[cli][daily][logs]") {
   TempDir repo("trtllm_names");
   CliOptions first;
@@ -138,6 +191,12 @@ TEST_CASE("daily cli: logs, status take a name from list and @last, and -n is --
   INFO(status.Describe());
   CHECK(status.exit_code == 0);
   CHECK_THAT(status.stdout_text, Catch::Contains("PASSED"));
+
+  by_name.args = {"attach", name};  // a finished run: its verdict and its exit code
+  CliRun attach = RunCli(by_name);
+  INFO(attach.Describe());
+  CHECK(attach.exit_code == 0);
+  CHECK_THAT(attach.stdout_text + attach.stderr_text, Catch::Contains("PASSED"));
 
   by_name.args = {"logs", "--tail", "2", "@last"};
   CliRun last = RunCli(by_name);
@@ -186,6 +245,30 @@ TEST_CASE("daily cli: help, version, -V and help SUBCOMMAND are accepted", "[cli
   CHECK_THAT(run_help.stdout_text, Catch::Contains("--max-pending DURATION") &&
                                        Catch::Contains("--max-parallel N") &&
                                        !Catch::Contains(" ARG"));
+}
+
+TEST_CASE("daily cli: every subcommand's --help has its description and no ARG value name",
+          "[cli][daily]") {
+  CliRun help = RunCli({"help"});
+  REQUIRE(help.exit_code == 0);
+  // The subcommands as `help` lists them: "  NAME  description" under "subcommands:".
+  std::vector<std::string> subcommands;
+  std::istringstream lines(help.stdout_text.substr(help.stdout_text.find("subcommands:\n") + 13));
+  for (std::string line; std::getline(lines, line) && line.rfind("  ", 0) == 0;) {
+    subcommands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  CHECK(subcommands.size() >= 16);
+  for (const std::string& subcommand : subcommands) {
+    CliRun run = RunCli({subcommand, "--help"});
+    INFO(subcommand << ":\n" << run.stdout_text);
+    CHECK(run.exit_code == 0);
+    // usage, a blank line, then the description (before: stage --python, release
+    // --job-id, env --format and --partitions, mcp --max-message-bytes showed ARG).
+    CHECK_THAT(run.stdout_text,
+               Catch::Matches("usage: trtllm-run [a-z]+ [^\n]*\n\n[^\\s][^\n]+\n[\\s\\S]*"));
+    CHECK(run.stdout_text.find(" ARG ") == std::string::npos);
+    CHECK(run.stdout_text.find(" ARG\n") == std::string::npos);
+  }
 }
 
 TEST_CASE("daily cli: the man page has the user config, ENVIRONMENT and EXAMPLES", "[cli][daily]") {
@@ -247,7 +330,7 @@ TEST_CASE("daily cli: examples/cases/ids.txt's own documented command plans", "[
 
 TEST_CASE(
     "daily cli: run --cases on a terminal prints one line per case cut to the width "
-    "(pty via script)",
+    "before its verdict (pty via script)",
     "[cli][daily][cases][pty]") {
   TempDir repo("trtllm_cases_pty");
   const std::string cases = repo.path() + "/cases.yaml";
@@ -281,6 +364,8 @@ TEST_CASE(
     if (line.find("/5]") == std::string::npos) continue;
     ++case_lines;
     CHECK(line.size() <= 60);
+    // The name is what gets cut, never the verdict (before: "case-1-xxx...x: PAS...").
+    CHECK(std::regex_search(line, std::regex("\\.\\.\\.: PASSED in [0-9.]+s$")));
   }
   CHECK(case_lines == 5);
   // Before the final table: the planned line, the session line and the five verdicts.

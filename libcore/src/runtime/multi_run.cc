@@ -49,9 +49,14 @@ enum class TerminalLines {
   kProblems,  // only lines that say warning or error, cut likewise: a case's own lines
 };
 
+// Written in a line before the part that a terminal must show whole (a case's verdict):
+// the part before it is what gets cut. Never shown.
+constexpr char kKeepWhole = '\x1f';
+
 // An ostream whose complete lines go to `target` with `prefix`, one whole line at a time
 // under `mu` (shared by every stream writing to the same target). On a terminal a line
-// is cut to its width, so that one line stays one line on screen.
+// is cut to its width, so that one line stays one line on screen: at its end, or before
+// its kKeepWhole part, which stays whole.
 class LineStream : public std::ostream {
  public:
   // `before_line` (may be empty) runs under `mu` before each line, e.g. to erase a live
@@ -101,11 +106,22 @@ class LineStream : public std::ostream {
       if (target_ != nullptr && Shown(line_)) {
         std::string text = prefix_ + line_;
         while (!text.empty() && text.back() == '\n') text.pop_back();
-        if (width_ > 4 && text.size() >= width_) {  // the last column would wrap
-          std::size_t cut = width_ - 4;
+        std::string kept;  // shown whole after the cut
+        if (std::size_t mark = text.rfind(kKeepWhole); mark != std::string::npos) {
+          kept = text.substr(mark + 1);
+          text.erase(mark);
+          if (width_ > 0 && kept.size() + 4 > width_) {  // too narrow: cut it too
+            text += kept;
+            kept.clear();
+          }
+        }
+        // The last column would wrap; the kept part needs its room, "..." too.
+        if (width_ > 4 && text.size() + kept.size() >= width_) {
+          std::size_t cut = width_ - 4 > kept.size() ? width_ - 4 - kept.size() : 0;
           while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
           text = text.substr(0, cut) + "...";
         }
+        text += kept;
         std::lock_guard<std::mutex> lock(*mu_);
         if (before_line_) before_line_();
         *target_ << text << '\n';
@@ -385,7 +401,7 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
     ++done;
     finished.push_back(i);
     progress << "trtllm-run: [" << done << "/" << n << "] " << outcome.entry.origin << " "
-             << CaseLabel(outcome) << ": " << RunStatusName(outcome.result.status)
+             << CaseLabel(outcome) << kKeepWhole << ": " << RunStatusName(outcome.result.status)
              << (outcome.job_id.empty() ? "" : " (job " + outcome.job_id + ")") << " in "
              << Seconds(outcome.result.duration_seconds) << "\n";
     changed.notify_all();
