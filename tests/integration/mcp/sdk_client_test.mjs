@@ -253,7 +253,9 @@ await step("run_stage: bad input is a tool error and nothing runs", async () => 
   assert.match(ssh.content[0].text, /is not allowed/);
   const command = await call(client, "run_stage", { ...base, custom_cmd: "echo hi" });
   assert.equal(command.isError, true);
-  assert.match(command.content[0].text, /--custom-cmd/);
+  // Named as the agent gave it (the stage's CLI text says --custom-cmd).
+  assert.match(command.content[0].text, /argument 'custom_cmd'/);
+  assert.doesNotMatch(command.content[0].text, /--custom-cmd/);
   const secret = await call(client, "run_stage", { ...base, password: "s3cret" });
   assert.equal(secret.isError, true);
   assert.doesNotMatch(secret.content[0].text, /s3cret/);
