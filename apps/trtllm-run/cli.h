@@ -5,6 +5,7 @@
 
 #include <boost/program_options.hpp>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -157,6 +158,11 @@ po::options_description PerfGateOptions();
 // (may be null). kInvalidInput for a bad mode or baseline file: check before running.
 Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
                                                       history::HistoryStore* store);
+// The same, with the store taken from `store` (it must outlive the finalizer) when the
+// finalizer runs, after the job.
+class HistoryOpening;
+Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
+                                                      HistoryOpening& store);
 // --html PATH (cmd_report.cc): run, exec and stage take it.
 po::options_description HtmlOptions();
 // kInvalidInput unless --html is absent or names a file that can be written (checked
@@ -190,6 +196,29 @@ Result<std::string> HistoryPathFromFlags(const po::variables_map& vm, std::strin
 // changes a run's verdict or exit code).
 std::unique_ptr<history::HistoryStore> OpenHistoryForRecording(const std::string& subcommand,
                                                                const po::variables_map& vm);
+
+// OpenHistoryForRecording on a thread of its own, started by the constructor: opening
+// the store (SQLite's WAL recovery, the first connection's shared-memory reset, the
+// filesystem check: ~5 ms of a `run --custom-cmd true`) overlaps the run's plan and job,
+// and the store is first needed after the job. Get() waits for the opening and returns
+// OpenHistoryForRecording's answer (null when recording is off or the store could not be
+// opened, that warning printed once, from the calling thread).
+class HistoryOpening {
+ public:
+  HistoryOpening(std::string subcommand, const po::variables_map& vm);
+  ~HistoryOpening();
+  HistoryOpening(const HistoryOpening&) = delete;
+  HistoryOpening& operator=(const HistoryOpening&) = delete;
+
+  history::HistoryStore* Get();
+  // Closes the store (waiting for the opening first); Get() is null afterwards.
+  void Close();
+
+ private:
+  std::string subcommand_;
+  std::future<Result<std::unique_ptr<history::HistoryStore>>> opening_;
+  std::unique_ptr<history::HistoryStore> store_;
+};
 
 // Records `record` in `store` (null: nothing); a failure is a warning on stderr.
 void RecordInHistory(const std::string& subcommand, history::HistoryStore* store,

@@ -227,6 +227,9 @@ int RunMain(int argc, char** argv) {
   // The baseline file is read before anything runs: a bad one is exit 2, nothing started.
   Result<std::function<void(RunResult*)>> perf_check = PerfFinalizer(vm, nullptr);
   if (!perf_check.ok()) return Fail("run", perf_check.status());
+  // Opened while the plugins load, the case is planned and its job runs (every input was
+  // checked above); first used after the job.
+  HistoryOpening store("run", vm);
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("run", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -234,14 +237,13 @@ int RunMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
-  std::unique_ptr<history::HistoryStore> store = OpenHistoryForRecording("run", vm);
-  Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store.get());
+  Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store);
   if (!perf_gate.ok()) return Fail("run", perf_gate.status());
   options.finalize = perf_gate.value();
   Result<RunResult> result = runtime.value()->Run(request.value(), options);
   if (!result.ok()) return Fail("run", result.status());
-  RecordInHistory("run", store.get(), history::CaseRecordOf(result.value(), "run", ""));
-  store.reset();  // the report reads the store afresh
+  RecordInHistory("run", store.Get(), history::CaseRecordOf(result.value(), "run", ""));
+  store.Close();  // the report reads the store afresh
   WriteHtmlIfAsked("run", vm, result->work_dir);
   return ReportResult("run", vm, result.value());
 }

@@ -88,6 +88,33 @@ std::unique_ptr<history::HistoryStore> OpenHistoryForRecording(const std::string
   return std::move(store.value());
 }
 
+HistoryOpening::HistoryOpening(std::string subcommand, const po::variables_map& vm)
+    : subcommand_(std::move(subcommand)) {
+  Result<std::string> path = HistoryPathFromFlags(vm, nullptr);
+  if (!path.ok() || path->empty()) return;  // flags were checked before the run
+  opening_ = std::async(std::launch::async,
+                        [path = path.value()] { return history::OpenHistoryStore(path); });
+}
+
+HistoryOpening::~HistoryOpening() { Close(); }
+
+history::HistoryStore* HistoryOpening::Get() {
+  if (opening_.valid()) {
+    Result<std::unique_ptr<history::HistoryStore>> store = opening_.get();
+    if (store.ok()) {
+      store_ = std::move(store.value());
+    } else {
+      Warn(subcommand_, store.status());
+    }
+  }
+  return store_.get();
+}
+
+void HistoryOpening::Close() {
+  Get();  // waits; a store that could not be opened is still warned about
+  store_.reset();
+}
+
 void RecordInHistory(const std::string& subcommand, history::HistoryStore* store,
                      const history::CaseRecord& record) {
   if (store == nullptr) return;

@@ -23,8 +23,10 @@ po::options_description PerfGateOptions() {
   return options;
 }
 
-Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
-                                                      history::HistoryStore* store) {
+namespace {
+
+// The perf gate's options from the flags, without the store.
+Result<perf::PerfOptions> PerfOptionsFromFlags(const po::variables_map& vm) {
   perf::PerfOptions options;
   options.gate_mode = vm.count("perf-gate") ? vm["perf-gate"].as<std::string>() : "off";
   TRTLLM_RUN_RETURN_IF_ERROR(perf::CheckGateMode(options.gate_mode));
@@ -33,9 +35,30 @@ Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& v
     if (!file.ok()) return file.status();
     options.baseline = std::move(file.value());
   }
-  options.store = store;
+  return options;
+}
+
+}  // namespace
+
+Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
+                                                      history::HistoryStore* store) {
+  Result<perf::PerfOptions> options = PerfOptionsFromFlags(vm);
+  if (!options.ok()) return options.status();
+  options->store = store;
+  return std::function<void(RunResult*)>([options = std::move(options.value())](RunResult* result) {
+    perf::ApplyPerf(result, options);
+  });
+}
+
+Result<std::function<void(RunResult*)>> PerfFinalizer(const po::variables_map& vm,
+                                                      HistoryOpening& store) {
+  Result<perf::PerfOptions> options = PerfOptionsFromFlags(vm);
+  if (!options.ok()) return options.status();
   return std::function<void(RunResult*)>(
-      [options](RunResult* result) { perf::ApplyPerf(result, options); });
+      [options = std::move(options.value()), &store](RunResult* result) mutable {
+        options.store = store.Get();
+        perf::ApplyPerf(result, options);
+      });
 }
 
 }  // namespace trtllm_run::cli

@@ -1,7 +1,8 @@
 // `run` costs `plan` plus the job (issue 27 item 3): the real binary under strace opens no
 // /proc entry of a process outside its own job (no scan of every process of the host), and
 // its peak RSS (GNU time's %M) stays within 1.2x that of `plan` of the same case (no
-// buffer sized by a cap instead of by the file read).
+// buffer sized by a cap instead of by the file read), and its job is not started by a
+// fork() of the whole process.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <regex>
@@ -68,6 +69,43 @@ TEST_CASE("run weight: no /proc entry of a process outside the job is opened", "
   for (const std::string& pid : foreign) listed += " " + pid;
   INFO("traced pids: " << traced.size() << "; /proc entries of other processes opened:" << listed);
   CHECK(foreign.empty());
+}
+
+// fork() of trtllm-run copied the page tables of the whole process and made the parent
+// take copy-on-write faults until the job's exec (~15 ms of CPU per run here): the job is
+// started with posix_spawn, a clone that shares the memory (CLONE_VM) and suspends the
+// parent until the exec (CLONE_VFORK). Threads (CLONE_THREAD) are not processes.
+TEST_CASE("run weight: the job is started without a copy of trtllm-run (no fork)", "[run_weight]") {
+  TempDir root("run_weight_spawn");
+  const std::string trace = root.path() + "/strace.txt";
+  CliRun run = RunWrapped({"ASAN_OPTIONS=halt_on_error=1:detect_leaks=0", "strace", "-f", "-qq",
+                           "-e", "trace=clone,clone3,fork,vfork", "-o", trace},
+                          "run", root, "spawn");
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  std::string text = ReadTextFile(trace);
+  INFO(text);
+  REQUIRE_FALSE(text.empty());
+  // trtllm-run is the first process traced; the job's own children are not its business.
+  const std::string self = text.substr(0, text.find(' '));
+  int processes = 0;
+  int copies = 0;
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.compare(0, self.size() + 1, self + " ") != 0) continue;
+    if (line.find("clone") == std::string::npos && line.find("fork") == std::string::npos) {
+      continue;  // a "<... resumed>" line or a signal
+    }
+    if (line.find("CLONE_THREAD") != std::string::npos) continue;
+    ++processes;
+    if (line.find("CLONE_VM") == std::string::npos ||
+        line.find("CLONE_VFORK") == std::string::npos) {
+      ++copies;
+    }
+  }
+  CHECK(processes >= 1);  // the job
+  CHECK(copies == 0);
 }
 
 // Peak RSS in KiB of one wrapped run (GNU time -f %M into `out`).

@@ -118,6 +118,36 @@ TEST_CASE("history store: a case and its tests recorded and read back, WAL, mode
   CHECK(counts->second == 1);
 }
 
+// Each `run` opens the store, records one case and closes it: SQLite's recovery at open
+// reads every frame of the WAL, and it forgets what was checkpointed, so a WAL that is only
+// checkpointed (never restarted) grew by every run's frames for good and each later run
+// read all of it (3.4 MB here after a day of runs). The WAL must stay bounded.
+TEST_CASE("history store: one process per record keeps the WAL small", "[history]") {
+  TempDir dir("trtllm_history_wal");
+  const std::string path = dir / "history.sqlite";
+  const std::string wal = path + "-wal";
+  std::uintmax_t largest = 0;
+  for (int run = 0; run < 90; ++run) {
+    Result<std::unique_ptr<HistoryStore>> store = OpenSqliteStore(path);
+    REQUIRE(store.ok());
+    CaseRecord record = SampleCase("t.py::test_" + std::to_string(run), "PASSED");
+    record.tests.push_back({record.name, "passed", 1.0, 0, ""});
+    REQUIRE(store.value()->Record(record).ok());
+    store.value().reset();
+    std::error_code error;
+    const std::uintmax_t size = std::filesystem::file_size(wal, error);
+    if (!error) largest = std::max(largest, size);
+  }
+  // 90 records wrote ~300 frames (4 KiB pages, 24-byte frame headers). Bounded: at most
+  // the 64-frame threshold plus one record's frames; before: 1.2 MB and growing.
+  CHECK(largest <= 80u * (4096 + 24) + 32);
+  Result<std::unique_ptr<HistoryStore>> store = OpenSqliteStore(path);
+  REQUIRE(store.ok());
+  Result<std::pair<std::int64_t, std::int64_t>> counts = store.value()->RowCounts();
+  REQUIRE(counts.ok());
+  CHECK(counts->first == 90);  // nothing lost to the truncations
+  CHECK(counts->second == 90);
+}
 TEST_CASE("history store: the migration runner takes an older store to the newest schema",
           "[history]") {
   TempDir dir("trtllm_history");
