@@ -530,6 +530,13 @@ Value CaseStateToJson(const CaseState& state, Allocator& a) {
   return out;
 }
 
+Document CaseStateDocument(const CaseState& state) {
+  Document doc;
+  Value value = CaseStateToJson(state, doc.GetAllocator());
+  static_cast<Value&>(doc) = std::move(value);
+  return doc;
+}
+
 std::string CaseStateText(const CaseState& state) {
   std::ostringstream out;
   out << state.status << ": " << state.handle;

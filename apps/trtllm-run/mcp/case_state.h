@@ -98,6 +98,8 @@ Result<CaseState> ReadCaseState(const std::string& handle, const StateOptions& o
 
 // The state as the tools' structuredContent object (schemas.cc "case state").
 Value CaseStateToJson(const CaseState& state, Allocator& alloc);
+// The same as a document of its own, for a tool result's structuredContent.
+Document CaseStateDocument(const CaseState& state);
 
 // Two or three lines for people and models: status, reason, what to do next.
 std::string CaseStateText(const CaseState& state);

@@ -395,7 +395,7 @@ const Catalog& TheCatalog() {
   return *catalog;
 }
 
-const Document& Tools() { return TheCatalog().tools; }
+const Document& ToolCatalog() { return TheCatalog().tools; }
 
 const char* TypeName(const Value& value) {
   if (value.IsString()) return "a string";
@@ -448,10 +448,10 @@ Status CheckValue(std::string_view tool, std::string_view name, const Value& sch
 
 }  // namespace
 
-const Value& ToolList() { return Tools(); }
+const Value& ToolList() { return ToolCatalog(); }
 
 const Value* FindTool(std::string_view name) {
-  for (const Value& tool : Tools().GetArray()) {
+  for (const Value& tool : ToolCatalog().GetArray()) {
     if (name == tool["name"].GetString()) return &tool;
   }
   return nullptr;

@@ -101,13 +101,6 @@ std::string LocalTime() {
   return buffer;
 }
 
-Document StateDocument(const CaseState& state) {
-  Document doc;
-  Value value = CaseStateToJson(state, doc.GetAllocator());
-  static_cast<Value&>(doc) = std::move(value);
-  return doc;
-}
-
 }  // namespace
 
 std::string ArgumentsForFlags(const std::string& text) {
@@ -364,7 +357,7 @@ ToolOutcome Tools::RunCase(const Value& args, CallContext& context) {
   std::string text = "started " + work_dir + " (" + scenario +
                      (state.job_id.empty() ? "" : ", Slurm job " + state.job_id) +
                      "): call wait_case with {\"handle\": \"" + work_dir + "\"} for the verdict";
-  return ToolResult(StateDocument(state), text);
+  return ToolResult(CaseStateDocument(state), text);
 }
 
 ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
@@ -442,10 +435,10 @@ ToolOutcome Tools::RunCasesTool(const Value& args, CallContext& context) {
   context.Sleep(0.2);  // the supervisor's first lines
   Result<CaseState> state = ReadCaseState(handle, StateOptions{5, nullptr});
   if (!state.ok()) return ToolError("run", state.status());
-  return ToolResult(StateDocument(state.value()), "started " + std::to_string(cases->size()) +
-                                                      " case(s) of " + cases_file +
-                                                      ": call wait_case with {\"handle\": \"" +
-                                                      handle + "\"} for the combined verdict");
+  return ToolResult(CaseStateDocument(state.value()), "started " + std::to_string(cases->size()) +
+                                                          " case(s) of " + cases_file +
+                                                          ": call wait_case with {\"handle\": \"" +
+                                                          handle + "\"} for the combined verdict");
 }
 
 ToolOutcome Tools::RunStage(const Value& args, CallContext& context) {
@@ -545,7 +538,7 @@ ToolOutcome Tools::RunStage(const Value& args, CallContext& context) {
                                                    " ended before it started a shard:\n" + log));
   }
   state->waited_s = waited;
-  return ToolResult(StateDocument(state.value()),
+  return ToolResult(CaseStateDocument(state.value()),
                     "started stage " + stage + ": call wait_case with {\"handle\": \"" + handle +
                         "\"} for each shard's progress and the stage's verdict");
 }

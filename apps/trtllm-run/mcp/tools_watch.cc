@@ -30,13 +30,6 @@ double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-Document StateDocument(const CaseState& state) {
-  Document doc;
-  Value value = CaseStateToJson(state, doc.GetAllocator());
-  static_cast<Value&>(doc) = std::move(value);
-  return doc;
-}
-
 std::string ProgressMessage(const CaseState& state) {
   std::string message = state.status;
   if (state.elapsed_s)
@@ -109,7 +102,7 @@ ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
     if (last.ok()) state = last;
   }
   state->waited_s = Since(start);
-  return ToolResult(StateDocument(state.value()), CaseStateText(state.value()));
+  return ToolResult(CaseStateDocument(state.value()), CaseStateText(state.value()));
 }
 
 ToolOutcome Tools::CaseStatus(const Value& args) {
@@ -118,7 +111,7 @@ ToolOutcome Tools::CaseStatus(const Value& args) {
   options.registry = &runtime_->registry();
   Result<CaseState> state = ReadCaseState(StringArg(args, "handle"), options);
   if (!state.ok()) return ToolError("status", state.status());
-  return ToolResult(StateDocument(state.value()), CaseStateText(state.value()));
+  return ToolResult(CaseStateDocument(state.value()), CaseStateText(state.value()));
 }
 
 ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
@@ -172,7 +165,7 @@ ToolOutcome Tools::CancelCase(const Value& args, CallContext& context) {
   Result<CaseState> final_state = ReadCaseState(handle, final_options);
   if (!final_state.ok()) return ToolError("cancel", final_state.status());
   final_state->waited_s = Since(start);
-  Document doc = StateDocument(final_state.value());
+  Document doc = CaseStateDocument(final_state.value());
   while (!output.empty() && output.back() == '\n') output.pop_back();
   SetStr(&doc, "cancel_output", output, doc.GetAllocator());
   return ToolResult(std::move(doc), CaseStateText(final_state.value()));

@@ -17,7 +17,6 @@ namespace trtllm_run::perf {
 namespace {
 
 // At most this much of a log's end is read for metrics (the summary is printed last).
-constexpr std::size_t kMaxLogBytes = 64u << 20;
 constexpr std::size_t kMaxBaselineFileBytes = 4u << 20;
 
 std::string IsoDaysBefore(const std::string& now, int days) {
@@ -37,7 +36,7 @@ std::string ReadLogTail(const std::string& path) {
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
   const std::streamoff from =
-      size > static_cast<std::streamoff>(kMaxLogBytes) ? size - kMaxLogBytes : 0;
+      size > static_cast<std::streamoff>(kMaxPerfLogBytes) ? size - kMaxPerfLogBytes : 0;
   in.seekg(from);
   std::string text(static_cast<std::size_t>(size - from), '\0');
   in.read(text.data(), static_cast<std::streamsize>(text.size()));

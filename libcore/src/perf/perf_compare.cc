@@ -18,7 +18,6 @@ namespace trtllm_run::perf {
 namespace {
 
 constexpr std::size_t kMaxResultBytes = 64u << 20;
-constexpr std::size_t kMaxLogBytes = 64u << 20;
 
 std::string Fixed(double value, int decimals) {
   char buffer[64];
@@ -41,7 +40,7 @@ Result<std::vector<PerfMetric>> WorkDirMetrics(const std::string& work_dir) {
   if (result->perf && !result->perf->metrics.empty()) return result->perf->metrics;
   std::vector<PerfMetric> metrics;
   if (!result->log_file.empty()) {
-    Result<std::string> log = ReadFileLimited(result->log_file, kMaxLogBytes, "log");
+    Result<std::string> log = ReadFileLimited(result->log_file, kMaxPerfLogBytes, "log");
     if (log.ok()) metrics = ParsePerfMetrics(log.value());
   }
   if (metrics.empty()) {

@@ -5,6 +5,7 @@
 #ifndef TRTLLM_RUN_PERF_PERF_METRICS_H_
 #define TRTLLM_RUN_PERF_PERF_METRICS_H_
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -15,6 +16,9 @@
 #include "trtllm_run/result.h"
 
 namespace trtllm_run::perf {
+
+// The most of a case's log read for its metrics (the summary blocks are at its end).
+inline constexpr std::size_t kMaxPerfLogBytes = 64u << 20;
 
 // One metric line a tool prints: `label` then optional blanks, ':', blanks, the number.
 struct MetricLine {

@@ -27,7 +27,7 @@
 namespace trtllm_run {
 namespace {
 
-namespace fs = boost::filesystem;
+namespace bfs = boost::filesystem;
 using Library = boost::dll::shared_library;
 
 constexpr char kBuiltinPath[] = "(built-in)";
@@ -97,8 +97,8 @@ bool HasElfHeader(const std::string& path) {
 // The absolute, symlink-free form of `path` when it exists, else its absolute form.
 std::string CanonicalPath(const std::string& path) {
   boost::system::error_code error;
-  fs::path canonical = fs::canonical(path, error);
-  if (error) return fs::absolute(path).lexically_normal().string();
+  bfs::path canonical = bfs::canonical(path, error);
+  if (error) return bfs::absolute(path).lexically_normal().string();
   return canonical.string();
 }
 
@@ -155,8 +155,8 @@ struct Registry::Impl {
 
 Status Registry::Impl::Load(const std::string& path) {
   boost::system::error_code error;
-  if (!fs::is_regular_file(path, error)) {
-    if (!fs::exists(path, error)) {
+  if (!bfs::is_regular_file(path, error)) {
+    if (!bfs::exists(path, error)) {
       return Status::NotFound("plugin file not found: " + path);
     }
     return Status::PluginError("not a shared library: " + path + " (not a regular file)");
@@ -256,14 +256,14 @@ Registry::~Registry() = default;
 
 void Registry::LoadDirectory(const std::string& dir, bool missing_ok) {
   boost::system::error_code error;
-  if (!fs::exists(dir, error)) {
+  if (!bfs::exists(dir, error)) {
     if (!missing_ok) {
       impl_->Record(dir, Status::NotFound("plugin directory not found: " + dir,
                                           "check --plugin-dir and TRTLLM_RUN_PLUGIN_PATH"));
     }
     return;
   }
-  if (!fs::is_directory(dir, error)) {
+  if (!bfs::is_directory(dir, error)) {
     impl_->Record(dir, Status::PluginError("plugin directory is not a directory: " + dir));
     return;
   }
@@ -271,13 +271,13 @@ void Registry::LoadDirectory(const std::string& dir, bool missing_ok) {
   if (!impl_->scanned_dirs.insert(canonical).second) return;
 
   std::vector<std::string> files;
-  fs::directory_iterator it(canonical, error);
-  for (; !error && it != fs::directory_iterator(); it.increment(error)) {
-    const fs::path& file = it->path();
+  bfs::directory_iterator it(canonical, error);
+  for (; !error && it != bfs::directory_iterator(); it.increment(error)) {
+    const bfs::path& file = it->path();
     const std::string name = file.filename().string();
     if (name.size() <= 3 || name.compare(name.size() - 3, 3, ".so") != 0) continue;
     boost::system::error_code status_error;
-    if (!fs::is_regular_file(file, status_error)) continue;  // follows symlinks
+    if (!bfs::is_regular_file(file, status_error)) continue;  // follows symlinks
     files.push_back(file.string());
   }
   if (error) {
@@ -386,7 +386,7 @@ Result<ExecutorTraits> Registry::ExecutorTraitsOf(const std::string& name) const
 std::string BuiltinPluginDirectory() {
   // this_line_location() is the file this function was compiled into: libtrtllm_run_core.
   boost::system::error_code error;
-  fs::path library = boost::dll::this_line_location(error);
+  bfs::path library = boost::dll::this_line_location(error);
   if (error) return std::string();
   return (library.parent_path() / TRTLLM_RUN_PLUGIN_SUBDIR).lexically_normal().string();
 }

@@ -17,11 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool EndsWith(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string ConfigFolder(const std::string& repo_root, bool disaggregated) {
   const char* env = std::getenv(disaggregated ? "DISAGG_CONFIG_FOLDER" : "AGG_CONFIG_FOLDER");
   std::string folder = env && *env     ? env
@@ -34,8 +29,8 @@ std::string YamlConfigs(const std::string& folder) {
   std::vector<std::string> names;
   std::error_code error;
   for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-    std::string name = it->path().filename().string();
-    if (EndsWith(name, ".yaml")) names.push_back(name.substr(0, name.size() - 5));
+    const fs::path& path = it->path();
+    if (path.extension() == ".yaml") names.push_back(path.stem().string());
   }
   std::sort(names.begin(), names.end());
   std::string list;

@@ -127,7 +127,7 @@ SharedStep RunStep(const internal::RemoteRun& model,
   return step;
 }
 
-std::string Extra(const JobSpec& spec, const std::string& key) {
+std::string SpecExtra(const JobSpec& spec, const std::string& key) {
   auto it = spec.extra.find(key);
   return it == spec.extra.end() ? "" : it->second;
 }
@@ -136,7 +136,7 @@ std::string Extra(const JobSpec& spec, const std::string& key) {
 std::string DestinationKey(const JobSpec& spec) {
   std::string key = spec.ssh_host + "\n" + spec.slurm_user;
   for (const char* extra : {"ssh_config_file", "ssh_port", "ssh_identity_file", "ssh_options"}) {
-    key += "\n" + Extra(spec, extra);
+    key += "\n" + SpecExtra(spec, extra);
   }
   return key;
 }
