@@ -69,7 +69,7 @@ struct ArrayRunOptions {
   std::function<void(std::size_t index, const std::string& work_dir)> on_prepared;
   std::function<void(std::size_t index, RunResult result)> on_done;
   std::function<void()> on_all_prepared;  // once every work dir exists, before any sbatch
-  int max_array_size = 0;  // 0: ProbeMaxArraySize()
+  int max_array_size = 0;                 // 0: ProbeMaxArraySize()
 };
 
 // Prepares, submits, watches and judges the cases `indices` of `planned` (local_slurm,
