@@ -175,7 +175,9 @@ std::string JoinWithJob(const std::vector<std::string>& pieces, const std::strin
 // One case of the run as it goes through here.
 struct ArrayCaseState {
   std::size_t index = 0;
-  PreparedCase prepared;
+  // Its job spec; the plan stays in the run's `planned` (a copy per case in flight is
+  // memory 1,000 cases do not need) until FinishExecuted.
+  JobSpec spec;
   std::unique_ptr<WorkDirLock> lock;
   std::string script_text;
   internal::SubmitRequest request;
@@ -214,9 +216,9 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
     state.done = true;
     ++finished;
     result.duration_seconds = std::chrono::duration<double>(Clock::now() - state.started).count();
-    if (!state.prepared.spec.work_dir.empty()) {
-      result =
-          FinishExecuted(runtime.registry(), state.prepared, std::move(result), finish_options);
+    if (!state.spec.work_dir.empty()) {
+      PreparedCase prepared{planned[state.index], std::move(state.spec)};
+      result = FinishExecuted(runtime.registry(), prepared, std::move(result), finish_options);
     }
     state.lock.reset();
     options.on_done(state.index, std::move(result));
@@ -237,15 +239,16 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       done(state, failed);
       continue;
     }
-    state.prepared = std::move(prepared.value());
-    const JobSpec& spec = state.prepared.spec;
+    state.spec = std::move(prepared->spec);
+    const JobSpec& spec = state.spec;
     options.on_prepared(state.index, spec.work_dir);
     auto marker = spec.extra.find("list_marker");
     if (marker != spec.extra.end() && marker->second == "SKIP") {  // never submitted
       RunOptions skip_options = finish_options;
       skip_options.cancel = cancel;
-      RunResult skipped = runtime.Execute(state.prepared, skip_options);
-      state.prepared.spec.work_dir.clear();  // Execute() finished it
+      prepared->spec = state.spec;
+      RunResult skipped = runtime.Execute(prepared.value(), skip_options);
+      state.spec.work_dir.clear();  // Execute() finished it
       done(state, std::move(skipped));
       continue;
     }
@@ -296,13 +299,14 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
   for (const auto& [shape, members] : shapes) {
     if (members.size() == 1) {  // alone in its shape: its own job, as sbatch would run it
       ArrayCaseState& state = cases[members[0]];
-      state.outcome = internal::SubmitJob(&submitter, state.prepared.spec, context, state.request);
+      state.outcome = internal::SubmitJob(&submitter, state.spec, context, state.request);
       if (!state.outcome.submitted) {
         done(state, state.outcome.result);
         continue;
       }
       ++plain_jobs;
       state.verdict = watcher.Watch(state.outcome.job);
+      std::string().swap(state.script_text);
       continue;
     }
     for (const auto& [begin, end] :
@@ -310,7 +314,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       if (cancel->cancelled()) {
         for (std::size_t m = begin; m < end; ++m) {
           ArrayCaseState& state = cases[members[m]];
-          done(state, CancelledBeforeSubmit(state.prepared.spec, cancel));
+          done(state, CancelledBeforeSubmit(state.spec, cancel));
         }
         continue;
       }
@@ -318,7 +322,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       std::vector<BatchOutputPaths> paths;
       for (std::size_t m = begin; m < end; ++m) {
         const ArrayCaseState& state = cases[members[m]];
-        const JobSpec& spec = state.prepared.spec;
+        const JobSpec& spec = state.spec;
         BatchOutputPaths out = ParseBatchOutputPaths(state.script_text);
         ArrayTask task;
         task.dir = spec.work_dir;
@@ -349,7 +353,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
                                                               options.max_parallel, tasks));
       }
       for (std::size_t m = begin; m < end && written.ok(); ++m) {
-        const JobSpec& spec = cases[members[m]].prepared.spec;
+        const JobSpec& spec = cases[members[m]].spec;
         written = WriteFileAtomic(spec.work_dir + "/" + kSlurmJobTokenFile, token + "\n");
       }
       Result<std::string> submitted =
@@ -361,7 +365,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
         for (std::size_t m = begin; m < end; ++m) {
           ArrayCaseState& state = cases[members[m]];
           done(state, internal::ErrorResult(
-                          internal::BaseResult(state.prepared.spec),
+                          internal::BaseResult(state.spec),
                           "job: sbatch refused the job array: " + submitted.status().message(),
                           "nothing was submitted; fix the problem above and run again"));
         }
@@ -376,7 +380,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       }
       for (std::size_t m = begin; m < end; ++m) {
         ArrayCaseState& state = cases[members[m]];
-        const JobSpec& spec = state.prepared.spec;
+        const JobSpec& spec = state.spec;
         const std::string job_id = array_id + "_" + std::to_string(m - begin);
         const ArrayTask& task = tasks[m - begin];
         internal::SubmitOutcome& outcome = state.outcome;
@@ -404,6 +408,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
         job.time_limit = spec.slurm_params ? spec.slurm_params->time_limit : spec.time_limit;
         outcome.submitted = true;
         state.verdict = watcher.Watch(job);
+        std::string().swap(state.script_text);  // what 1,000 cases in flight need not keep
       }
     }
   }
@@ -416,7 +421,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       if (state.verdict.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
       RunResult judged = state.verdict.get();
       RunResult result = internal::FinishJob(state.outcome, judged, watcher.stats(),
-                                             /*remote=*/false, state.prepared.spec, state.request);
+                                             /*remote=*/false, state.spec, state.request);
       result.details["shared_watcher"] = "true";
       done(state, std::move(result));
     }
