@@ -17,7 +17,11 @@
 # logs their end times and adds --job-name=trtllm-bench-<pid> --nice=1000 --mem=64M --time=10
 # (and --hold for (a)); all jobs of that name are cancelled at the end, on failure and on
 # SIGINT/SIGTERM/SIGHUP. Needs the test cluster (tests/services/slurm.sh ensure).
+#   (a2) the same N cases held as job arrays (TRTLLM_RUN_SLURM_ARRAYS=1): wall to all submitted
+#       (target <= 0.2x the loop), sbatch calls (one per MaxArraySize chunk), peak threads and
+#       RSS with every case in flight (target <= 60 MB), then SIGINT as in (a).
 #   bench/cases_scale.sh [--cases N] [--verdict-cases M] [--partition P] [--check] [--smoke]
+#   [--arrays-only: the loop, all at once and (a2) only]
 #   (BUILD_DIR: the build, default build; --smoke: 20 and 10 cases, for ctest)
 # --check: exit 1 when a target is missed (each case submitted once, no job left behind,
 # every verdict PASSED, peak RSS <= 100 MB, (a) no slower than the loop; --smoke checks
@@ -31,14 +35,16 @@ verdict_cases=100
 partition=batch,cpu
 check=0
 smoke=0
+arrays_only=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --cases) cases=$2; shift 2 ;;
     --verdict-cases) verdict_cases=$2; shift 2 ;;
     --partition) partition=$2; shift 2 ;;
     --check) check=1; shift ;;
+    --arrays-only) arrays_only=1; shift ;;
     --smoke) cases=20; verdict_cases=10; check=1; smoke=1; shift ;;
-    *) echo "usage: $0 [--cases N] [--verdict-cases M] [--partition P] [--check] [--smoke]" >&2
+    *) echo "usage: $0 [--cases N] [--verdict-cases M] [--partition P] [--check] [--smoke] [--arrays-only]" >&2
        exit 2 ;;
   esac
 done
@@ -117,7 +123,8 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 run_trtllm() {
   local wrap=$1 run_dir=$2
   shift 2
-  run_hwm_kb=0 run_sigint="" run_start=$EPOCHREALTIME
+  run_hwm_kb=0 run_threads=0 run_sigint="" run_start=$EPOCHREALTIME
+  local stop_at=""
   PATH=$wrap:$PATH /usr/bin/time -f '%M' -o "$run_dir.time" \
     "$bin" run "$@" --run-dir "$run_dir" >/dev/null 2>"$run_dir.err" &
   child=$!
@@ -127,8 +134,15 @@ run_trtllm() {
     if [[ -n $pid ]]; then
       hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
       [[ -n $hwm && $hwm -gt $run_hwm_kb ]] && run_hwm_kb=$hwm
-      if [[ -n ${STOP_AFTER:-} && -z $run_sigint ]] &&
+      threads=$(awk '/^Threads:/ { print $2 }' "/proc/$pid/status" 2>/dev/null || true)
+      [[ -n $threads && $threads -gt $run_threads ]] && run_threads=$threads
+      if [[ -n ${STOP_AFTER:-} && -z $run_sigint && -z $stop_at ]] &&
         (($(count_calls "$wrap" submit) >= STOP_AFTER)); then
+        # $STOP_DELAY: seconds more in flight (the watcher's rounds over every case) first.
+        stop_at=$(awk -v t="$EPOCHREALTIME" -v d="${STOP_DELAY:-0}" 'BEGIN { printf "%.3f", t + d }')
+      fi
+      if [[ -n $stop_at && -z $run_sigint ]] &&
+        awk -v t="$EPOCHREALTIME" -v s="$stop_at" 'BEGIN { exit !(t >= s) }'; then
         run_sigint=$EPOCHREALTIME
         kill -INT "$pid"
       fi
@@ -173,10 +187,12 @@ scancel --name="$tag" >/dev/null 2>&1 || true
 while (($(left_in_queue) > 0)); do sleep 1; done
 : >"$root/held/calls.log"
 
+a_threads=-
+if [[ $arrays_only == 0 ]]; then
 # (a) N cases, held, SIGINT once all are submitted.
 STOP_AFTER=$cases run_trtllm "$root/held" "$root/run_a" --cases "$root/cases_a.yaml" \
   "${common[@]}" --max-parallel "$cases"
-a_rc=$run_rc a_hwm=$run_hwm_kb a_maxrss=$run_maxrss_kb
+a_rc=$run_rc a_hwm=$run_hwm_kb a_maxrss=$run_maxrss_kb a_threads=$run_threads
 a_first=$(first_submit_after "$root/held" "$run_start")
 a_submitted=$(last_submit_after "$root/held" "$run_start")
 a_calls=$(count_calls "$root/held" submit)
@@ -186,7 +202,27 @@ a_left=$(left_in_queue)
 a_cancelled=$(jq '[.cases[] | select(.status == "CANCELLED")] | length' "$root/run_a/result.json" \
   2>/dev/null || echo 0)
 scancel --name="$tag" >/dev/null 2>&1 || true
+fi
 
+# (a2) The same N cases as job arrays (TRTLLM_RUN_SLURM_ARRAYS=1): one sbatch per chunk of
+# MaxArraySize, SIGINT 3 s after the last (every case in flight, watched).
+max_array=$(scontrol show config 2>/dev/null | awk '$1 == "MaxArraySize" { print $3 }')
+max_array=${max_array:-1001}
+arrays_expected=$(((cases + max_array - 1) / max_array))
+: >"$root/held/calls.log"
+STOP_AFTER=$arrays_expected STOP_DELAY=3 TRTLLM_RUN_SLURM_ARRAYS=1 run_trtllm "$root/held" \
+  "$root/run_a2" --cases "$root/cases_a.yaml" "${common[@]}" --max-parallel "$cases"
+a2_rc=$run_rc a2_hwm=$run_hwm_kb a2_maxrss=$run_maxrss_kb a2_threads=$run_threads
+a2_submitted=$(last_submit_after "$root/held" "$run_start")
+a2_calls=$(count_calls "$root/held" submit)
+a2_cancel=$([[ -n $run_sigint ]] && elapsed "$run_sigint" "$run_end" || echo -)
+a2_left=$(left_in_queue)
+a2_cancelled=$(jq '[.cases[] | select(.status == "CANCELLED")] | length' "$root/run_a2/result.json" \
+  2>/dev/null || echo 0)
+a2_jobs=$(jq -r '.sessions[0].stats.jobs // "-"' "$root/run_a2/result.json" 2>/dev/null || echo -)
+scancel --name="$tag" >/dev/null 2>&1 || true
+
+if [[ $arrays_only == 0 ]]; then
 # (b) M cases to the verdict.
 unset STOP_AFTER
 run_trtllm "$root/run" "$root/run_b" --cases "$root/cases_b.yaml" "${common[@]}" \
@@ -201,6 +237,7 @@ b_passed=$(jq '[.cases[] | select(.status == "PASSED")] | length' "$root/run_b/r
 b_stats=$(jq -r '.sessions[0].stats | "\(.submits) submits, \(.controller_queries) controller / \(.accounting_queries) accounting queries, \(.watchers) watcher"' \
   "$root/run_b/result.json" 2>/dev/null || echo "-")
 b_left=$(left_in_queue)
+fi
 
 # PASS or MISS for the condition $1 (called in $(...): a miss is recorded in a file).
 verdict() { if eval "$1"; then echo PASS; else echo x >>"$root/missed"; echo MISS; fi; }
@@ -210,6 +247,7 @@ mb() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 row() { printf "%-46s %-10s %-24s %s\n" "$@"; }
 echo "== $cases local_slurm cases (custom 'true', 1 CPU, 64 MB, partition $partition) vs a loop of plain sbatch, same run"
 row metric target trtllm-run "plain sbatch: a loop | all at once"
+if [[ $arrays_only == 0 ]]; then
 row "(a) $cases cases, held: wall to all submitted (s)" "<= loop" \
   "$a_submitted $(perf_verdict "awk 'BEGIN { exit !($a_submitted <= $loop_s) }'")" \
   "$loop_s | $burst_s"
@@ -229,6 +267,23 @@ row "  peak RSS (MB): own VmHWM / with children" "<= 100" \
 row "  SIGINT -> all cancelled, exit (s)" "" "$a_cancel (exit $a_rc)" "-"
 row "  cases CANCELLED / jobs left in the queue" "$cases / 0" \
   "$a_cancelled / $a_left $(verdict "[[ $a_cancelled == $cases && $a_left == 0 ]]")" "-"
+fi
+row "(a2) $cases cases as job arrays, held: wall to all submitted (s)" "<= 0.2 x loop" \
+  "$a2_submitted $(perf_verdict "awk 'BEGIN { exit !($a2_submitted <= 0.2 * $loop_s) }'")" \
+  "$loop_s | $burst_s"
+row "  ratio arrays / loop, arrays / all at once" "<= 0.2" \
+  "$(awk -v a="$a2_submitted" -v b="$loop_s" -v c="$burst_s" 'BEGIN { printf "%.3f, %.3f", a / b, a / c }')" ""
+row "  sbatch submits (one per array of <= $max_array)" "$arrays_expected" \
+  "$a2_calls $(verdict "[[ $a2_calls == $arrays_expected ]]")" "$loop_calls"
+row "  cases watched by the one watcher" "$cases" "$a2_jobs $(verdict "[[ $a2_jobs == $cases ]]")" "-"
+row "  peak threads: arrays / thread per case (a)" "< 10" \
+  "$a2_threads / $a_threads $(perf_verdict "((a2_threads < 10))")" "-"
+row "  peak RSS (MB): own VmHWM / with children" "<= 60" \
+  "$(mb "$a2_hwm") / $(mb "${a2_maxrss:-0}") $(perf_verdict "((a2_hwm <= 61440))")" "-"
+row "  SIGINT -> all cancelled, exit (s)" "" "$a2_cancel (exit $a2_rc)" "-"
+row "  cases CANCELLED / jobs left in the queue" "$cases / 0" \
+  "$a2_cancelled / $a2_left $(verdict "[[ $a2_cancelled == $cases && $a2_left == 0 ]]")" "-"
+if [[ $arrays_only == 0 ]]; then
 row "(b) $verdict_cases cases to the verdict: wall to all submitted (s)" "" "$b_submitted" "-"
 row "  wall to all judged (s)" "" "$b_judged" "-"
 row "  cases PASSED" "$verdict_cases" \
@@ -239,6 +294,7 @@ row "  session stats" "" "$b_stats" ""
 row "  peak RSS (MB): own VmHWM / with children" "<= 100" \
   "$(mb "$b_hwm") / $(mb "${b_maxrss:-0}") $(perf_verdict "((b_hwm <= 102400))")" "-"
 row "  jobs left in the queue" "0" "$b_left $(verdict "[[ $b_left == 0 ]]")" "-"
+fi
 miss=$([[ -s $root/missed ]] && echo 1 || echo 0)
 echo
 echo "result: $([[ $miss == 0 ]] && echo "targets met" || echo "TARGETS MISSED")"

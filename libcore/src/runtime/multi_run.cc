@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -26,6 +27,7 @@
 
 #include "model/dir_util.h"
 #include "model/plugin_call.h"
+#include "runtime/cases_array.h"
 #include "runtime/cases_dir.h"
 #include "runtime/cases_report.h"
 #include "trtllm_run/report.h"
@@ -269,10 +271,13 @@ Status SetUpRunDir(const std::vector<CaseEntry>& cases, const std::vector<Planne
 // through Execute() on threads of their own), and the scenarios whose jobs share this
 // host's GPUs (ExecutorTraits::host_bound).
 void OpenSessions(Runtime& runtime, const std::vector<PlannedCase>& planned,
-                  const MultiRunOptions& options, CancellationToken* cancel, std::mutex* out_mu,
+                  const std::vector<bool>& in_arrays, const MultiRunOptions& options,
+                  CancellationToken* cancel, std::mutex* out_mu,
                   const std::function<void()>& clear_board, std::ostream& progress,
                   std::map<std::string, Session>* sessions, std::set<std::string>* host_bound) {
-  for (const PlannedCase& plan : planned) {
+  for (std::size_t i = 0; i < planned.size(); ++i) {
+    if (in_arrays[i]) continue;  // RunArrayCases follows them
+    const PlannedCase& plan = planned[i];
     auto [it, inserted] = sessions->try_emplace(plan.scenario);
     ++it->second.cases;
     if (!inserted) continue;
@@ -339,7 +344,25 @@ struct RunContext {
   CasesState& cases_state;
   std::mutex& state_mu;  // `cases_state` and its file
   Clock::time_point started;
+  const std::vector<bool>& in_arrays;    // cases RunArrayCases runs, not the scheduler
+  std::atomic<std::size_t>& done_total;  // verdicts so far, both runners together
 };
+
+// Records the verdict `result` of case `i` in `run` and prints its line on `progress`
+// (the caller's own stream: a LineStream is one thread's).
+void ReportVerdict(const RunContext& ctx, std::size_t i, RunResult result, std::ostream& progress,
+                   MultiRunResult* run) {
+  CaseOutcome& outcome = run->cases[i];
+  outcome.result = std::move(result);
+  auto job = outcome.result.details.find("job_id");
+  if (job != outcome.result.details.end()) outcome.job_id = job->second;
+  if (ctx.options.on_verdict) ctx.options.on_verdict(outcome);
+  const std::size_t done = ++ctx.done_total;
+  progress << "trtllm-run: [" << done << "/" << ctx.planned.size() << "] " << outcome.entry.origin
+           << " " << CaseLabel(outcome) << kKeepWhole << ": " << RunStatusName(outcome.result.status)
+           << (outcome.job_id.empty() ? "" : " (job " + outcome.job_id + ")") << " in "
+           << Seconds(outcome.result.duration_seconds) << "\n";
+}
 
 // Joins the threads of the cases in `*finished` (each has passed its last lock of the
 // scheduler's mutex, held in `*lock`, so each join waits only for the thread to return),
@@ -386,24 +409,21 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
   auto is_host_bound = [&](const std::string& scenario) {
     return ctx.host_bound.count(scenario) > 0;
   };
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!ctx.in_arrays[i]) continue;
+    states[i] = State::kDone;  // RunArrayCases' own
+    ++done;
+  }
   auto finish = [&](std::size_t i, RunResult result) {
-    CaseOutcome& outcome = run.cases[i];
-    outcome.result = std::move(result);
-    auto job = outcome.result.details.find("job_id");
-    if (job != outcome.result.details.end()) outcome.job_id = job->second;
-    if (options.on_verdict) options.on_verdict(outcome);
     std::lock_guard<std::mutex> lock(mu);
+    ReportVerdict(ctx, i, std::move(result), progress, &run);
     states[i] = State::kDone;
     if (!place_freed[i]) {
       --running;
-      if (is_host_bound(outcome.scenario)) --running_local;
+      if (is_host_bound(run.cases[i].scenario)) --running_local;
     }
     ++done;
     finished.push_back(i);
-    progress << "trtllm-run: [" << done << "/" << n << "] " << outcome.entry.origin << " "
-             << CaseLabel(outcome) << kKeepWhole << ": " << RunStatusName(outcome.result.status)
-             << (outcome.job_id.empty() ? "" : " (job " + outcome.job_id + ")") << " in "
-             << Seconds(outcome.result.duration_seconds) << "\n";
     changed.notify_all();
   };
 
@@ -523,19 +543,66 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
 
   CancellationToken own_cancel;
   CancellationToken* cancel = options.cancel ? options.cancel : &own_cancel;
+  // local_slurm cases as job arrays (cases_array.h), when asked for.
+  std::vector<bool> in_arrays(planned->size(), false);
+  std::vector<std::size_t> array_cases;
+  for (std::size_t i = 0; i < planned->size(); ++i) {
+    const PlannedCase& plan = planned.value()[i];
+    if (SlurmArraysEnabled() && plan.scenario == "local_slurm" &&
+        !plan.request.persistent_mode.value_or(false)) {
+      in_arrays[i] = true;
+      array_cases.push_back(i);
+    }
+  }
   std::map<std::string, Session> sessions;
   std::set<std::string> host_bound;
-  OpenSessions(runtime, planned.value(), options, cancel, &out_mu, clear_board, progress, &sessions,
-               &host_bound);
+  OpenSessions(runtime, planned.value(), in_arrays, options, cancel, &out_mu, clear_board, progress,
+               &sessions, &host_bound);
 
   run.cases.resize(planned->size());
   for (std::size_t i = 0; i < planned->size(); ++i) {
     run.cases[i].entry = cases[i];
     run.cases[i].scenario = planned.value()[i].scenario;
   }
-  ScheduleCases(RunContext{runtime, options, planned.value(), sessions, host_bound, cancel, out_mu,
-                           board, clear_board, progress, cases_state, state_mu, started},
-                &run);
+  std::atomic<std::size_t> done_total{0};
+  const RunContext context{runtime,     options,  planned.value(), sessions,    host_bound,
+                           cancel,      out_mu,   board,           clear_board, progress,
+                           cases_state, state_mu, started,         in_arrays,   done_total};
+  // The scheduler's cases on one thread while the arrays' loop runs here (no thread per case).
+  std::thread scheduler;
+  if (array_cases.size() < planned->size()) {
+    scheduler = std::thread([&] { ScheduleCases(context, &run); });
+  }
+  if (!array_cases.empty()) {
+    LineStream array_progress(options.progress, &out_mu, "", clear_board);
+    ArrayRunOptions array_options;
+    array_options.run_dir = run.run_dir;
+    array_options.max_parallel = options.max_parallel;
+    array_options.kill_grace_seconds = options.kill_grace_seconds;
+    array_options.progress = &array_progress;
+    array_options.cancel = cancel;
+    array_options.finalize = options.finalize;
+    array_options.on_prepared = [&](std::size_t i, const std::string& work_dir) {
+      std::lock_guard<std::mutex> lock(state_mu);
+      cases_state.work_dirs[i] = work_dir;
+      Status written = RecordCaseOfRun(work_dir, run.run_dir);
+      if (!written.ok()) array_progress << "trtllm-run: warning: " << written.ToString() << "\n";
+    };
+    array_options.on_all_prepared = [&] {  // once, not once per case (N rewrites of N dirs)
+      std::lock_guard<std::mutex> lock(state_mu);
+      Status written = WriteCasesState(run.run_dir, cases_state);
+      if (!written.ok()) array_progress << "trtllm-run: warning: " << written.ToString() << "\n";
+    };
+    array_options.on_done = [&](std::size_t i, RunResult result) {
+      ReportVerdict(context, i, std::move(result), array_progress, &run);
+    };
+    SessionReport report;
+    report.scenario = "local_slurm";
+    report.cases = static_cast<int>(array_cases.size());
+    report.stats = RunArrayCases(runtime, planned.value(), array_cases, array_options);
+    run.sessions.push_back(std::move(report));
+  }
+  if (scheduler.joinable()) scheduler.join();
   CloseSessions(&sessions, &run);
   run.finished_at = NowIso8601();
   run.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();

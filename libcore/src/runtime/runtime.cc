@@ -22,6 +22,7 @@
 #include "placement/routing.h"
 #include "placement/unused_fields.h"
 #include "runtime/config_trust.h"
+#include "runtime/execute_finish.h"
 #include "slurm/probe/slurm_probe.h"
 #include "slurm/submit/ssh_settings.h"
 #include "supervise/diagnosis.h"
@@ -645,6 +646,16 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
     });
     result = executed.ok() ? std::move(executed.value()) : ErrorRunResult(executed.status());
   }
+  return FinishExecuted(registry, prepared, std::move(result), options);
+}
+
+}  // namespace
+
+RunResult FinishExecuted(const Registry& registry, const PreparedCase& prepared, RunResult result,
+                         const RunOptions& options) {
+  const PlannedCase& planned = prepared.planned;
+  const JobSpec& spec = prepared.spec;
+  const bool list_skip = ExtraOf(spec, kListMarkerKey) == "SKIP";
   if (result.work_dir.empty()) result.work_dir = spec.work_dir;
   if (result.scenario.empty()) result.scenario = spec.scenario;
   if (result.workflow_type.empty()) result.workflow_type = planned.plan.workflow_type;
@@ -664,8 +675,6 @@ RunResult ExecuteLocked(Registry& registry, const PreparedCase& prepared,
   if (!written.ok()) result.errors.push_back(written.ToString());
   return result;
 }
-
-}  // namespace
 
 RunResult Runtime::Execute(const PreparedCase& prepared, const RunOptions& options) const {
   Result<std::unique_ptr<WorkDirLock>> lock = WorkDirLock::Acquire(prepared.spec.work_dir);

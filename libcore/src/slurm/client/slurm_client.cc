@@ -55,6 +55,9 @@ done
 // The controller query for several jobs: every job in one RPC, filtered to ours.
 const char kQueryScript[] = R"SH(set -o pipefail
 pattern="^JobId=($(IFS='|'; echo "$*")) "
+declare -A arrays  # array tasks (A_T) are in their array's records: " ArrayJobId=A "
+for id; do [[ $id == *_* ]] && arrays[${id%%_*}]=1; done
+[[ ${#arrays[@]} -gt 0 ]] && pattern="$pattern| ArrayJobId=($(IFS='|'; echo "${!arrays[*]}")) "
 timeout -k 5 "$TRTLLM_RUN_QUERY_TIMEOUT" scontrol --local -o show job | { grep -E "$pattern" || true; }
 )SH";
 

@@ -97,6 +97,46 @@ std::vector<std::pair<std::string, std::string>> SplitKeyValues(std::string_view
   return pairs;
 }
 
+// The task ids of scontrol's ArrayTaskId ("4", "0-3", "0-9%2", "1,3-5", "[0-3]"); false when
+// the text is none of these or names more than 1,000,000 tasks.
+bool ExpandArrayTaskIds(std::string_view text, std::vector<long>* tasks) {
+  std::string spec(Trim(text));
+  if (!spec.empty() && spec.front() == '[') spec.erase(0, 1);
+  if (!spec.empty() && spec.back() == ']') spec.pop_back();
+  std::size_t throttle = spec.find('%');
+  if (throttle != std::string::npos) spec.resize(throttle);
+  if (spec.empty()) return false;
+  std::vector<long> out;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    std::size_t comma = spec.find(',', start);
+    if (comma == std::string::npos) comma = spec.size();
+    std::string part = spec.substr(start, comma - start);
+    std::size_t dash = part.find('-');
+    auto number = [](const std::string& digits, long* value) {
+      if (digits.empty() || digits.size() > 9) return false;
+      for (char c : digits) {
+        if (c < '0' || c > '9') return false;
+      }
+      *value = std::stol(digits);
+      return true;
+    };
+    long low = 0, high = 0;
+    if (dash == std::string::npos) {
+      if (!number(part, &low)) return false;
+      high = low;
+    } else if (!number(part.substr(0, dash), &low) || !number(part.substr(dash + 1), &high) ||
+               high < low) {
+      return false;
+    }
+    if (out.size() + static_cast<std::size_t>(high - low) >= 1000000) return false;
+    for (long task = low; task <= high; ++task) out.push_back(task);
+    start = comma + 1;
+  }
+  *tasks = std::move(out);
+  return true;
+}
+
 SlurmJobRecord RecordFromPairs(const std::vector<std::pair<std::string, std::string>>& pairs) {
   SlurmJobRecord record;
   for (const auto& [key, value] : pairs) {
@@ -187,9 +227,26 @@ std::vector<SlurmJobRecord> ParseScontrolJobs(std::string_view text) {
   std::string current;
   auto flush = [&]() {
     if (current.empty()) return;
-    SlurmJobRecord record = RecordFromPairs(SplitKeyValues(current));
-    if (!record.job_id.empty()) records.push_back(std::move(record));
+    std::vector<std::pair<std::string, std::string>> pairs = SplitKeyValues(current);
+    SlurmJobRecord record = RecordFromPairs(pairs);
     current.clear();
+    if (record.job_id.empty()) return;
+    // A job array's task is known as ARRAYJOB_TASK; its pending tasks share one record.
+    std::string array_job, array_tasks;
+    for (const auto& [key, value] : pairs) {
+      if (key == "ArrayJobId") array_job = value;
+      if (key == "ArrayTaskId") array_tasks = value;
+    }
+    std::vector<long> tasks;
+    if (!array_job.empty() && ExpandArrayTaskIds(array_tasks, &tasks)) {
+      for (long task : tasks) {
+        SlurmJobRecord one = record;
+        one.job_id = array_job + "_" + std::to_string(task);
+        records.push_back(std::move(one));
+      }
+      return;
+    }
+    records.push_back(std::move(record));
   };
   for (std::string_view line : SplitLines(text)) {
     std::string_view trimmed = Trim(line);
