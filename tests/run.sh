@@ -95,7 +95,7 @@ if [[ $sanitizers != 0 ]]; then
     -DCMAKE_CXX_FLAGS=-Wno-unknown-warning-option -DTRTLLM_RUN_SANITIZE=address,undefined \
     -DTRTLLM_RUN_BUILD_FUZZERS=ON -DTRTLLM_RUN_FUZZ_SECONDS="${TRTLLM_RUN_FUZZ_SECONDS:-30}" \
     -DTRTLLM_RUN_WERROR=ON -DTRTLLM_RUN_BUILD_TESTS=ON -DTRTLLM_RUN_BUILD_BENCH=ON \
-    -DTRTLLM_RUN_BUILD_EXAMPLES=ON >/dev/null
+    -DTRTLLM_RUN_BUILD_EXAMPLES=ON -DTRTLLM_RUN_UNITY_BUILD=ON >/dev/null
   cmake --build "$asan_dir" -j"$(nproc)"
   wait_services
   echo "== every test under ASan + UBSan, and fuzzing ($asan_dir)"
