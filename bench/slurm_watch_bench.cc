@@ -42,7 +42,6 @@
 #include <vector>
 
 #include "os/ssh.h"
-#include "slurm/client/ssh_stream.h"
 #include "trtllm_run/sdk/slurm/records.h"
 #include "trtllm_run/sdk/slurm/remote.h"
 #include "trtllm_run/sdk/slurm/submit.h"
@@ -230,10 +229,13 @@ class CountingScenario : public Scenario {
   explicit CountingScenario(Scenario* inner) : inner_(inner) {}
   std::string Name() const override { return inner_->Name(); }
   bool IsRemote() const override { return inner_->IsRemote(); }
-  Result<CommandOutput> Run(const std::vector<std::string>& argv,
-                            const std::string& stdin_data) override {
+  using Scenario::Run;
+  Result<CommandOutput> Run(const Command& command, Deadline deadline) override {
     ++commands_;
-    return inner_->Run(argv, stdin_data);
+    return inner_->Run(command, deadline);
+  }
+  Result<std::unique_ptr<ChildProcess>> Start(const Command& command) override {
+    return inner_->Start(command);  // counted by the client (stream_starts)
   }
   int commands() const { return commands_; }
 
@@ -314,7 +316,7 @@ int WatchMain(const WatchArgs& args) {
     // are round trips too: counted by the client); ours-remote-copy: without it, as before
     // the follower, one `tail -c` copy per second for all jobs.
     SlurmClientOptions client_options;
-    if (args.mode == "ours-remote") client_options.start_stream = StreamOverSsh(ssh.get());
+    client_options.stream_output = args.mode != "ours-remote-copy";
     SlurmClient client(&counting, client_options);
     SlurmWatchOptions options;
     // Bulk mode: the confirmations of clean ends within the bulk query budget.

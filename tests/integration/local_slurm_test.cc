@@ -429,8 +429,9 @@ class FlakyScenario : public Scenario {
   explicit FlakyScenario(int failures) : inner_(MakeLocalScenario()), left_(failures) {}
   std::string Name() const override { return "flaky"; }
   bool IsRemote() const override { return false; }
-  Result<CommandOutput> Run(const std::vector<std::string>& argv,
-                            const std::string& stdin_data) override {
+  using Scenario::Run;
+  Result<CommandOutput> Run(const Command& command, Deadline deadline) override {
+    const std::vector<std::string>& argv = command.argv;
     bool query = false;
     for (const std::string& word : argv) {
       query = query || word == "scontrol" || word == "sacct" ||
@@ -445,7 +446,10 @@ class FlakyScenario : public Scenario {
       out.stderr_text = "slurm_load_jobs error: Socket timed out on send/recv operation\n";
       return out;
     }
-    return inner_->Run(argv, stdin_data);
+    return inner_->Run(command, deadline);
+  }
+  Result<std::unique_ptr<ChildProcess>> Start(const Command& command) override {
+    return inner_->Start(command);
   }
   int injected() const { return injected_; }
 

@@ -559,8 +559,9 @@ class NodeBlocker {
   std::string id_;
 };
 
-// A remote held allocation's salloc is one SSH command that speaks only when it ends: its
-// request is found in the queue by its comment and withdrawn like a local one.
+// A remote held allocation's salloc streams over SSH (Scenario::Start) as a local one
+// streams here: its request id comes from its "Pending job allocation" line, and it is
+// withdrawn like a local one.
 TEST_CASE(
     "remote_slurm: a held allocation's salloc pending on a down partition ends at once, "
     "ERROR naming PartitionDown",

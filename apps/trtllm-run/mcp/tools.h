@@ -110,7 +110,8 @@ ToolOutcome ToolResult(Document structured, std::string text);
 // with the nearest of the tool's argument names. Passwords are refused.
 Status RequestFromArguments(std::string_view tool, const Value& args, CaseRequest* request);
 
-// Runs a command here, bounded by coreutils timeout; stdout and stderr captured.
+// Runs a command here until `seconds` pass (the local scenario's deadline: SIGTERM, then
+// SIGKILL, to its process group; timed_out); stdout and stderr captured.
 Result<CommandOutput> RunBounded(const std::vector<std::string>& argv, double seconds);
 
 // Argument getters; the values were checked against the schema (CheckToolArguments).

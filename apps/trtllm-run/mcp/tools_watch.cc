@@ -65,10 +65,9 @@ Status CheckProbeValue(const std::string& name, const std::string& value) {
 }  // namespace
 
 Result<CommandOutput> RunBounded(const std::vector<std::string>& argv, double seconds) {
-  std::vector<std::string> bounded = {"timeout", "-k", "5",
-                                      std::to_string(static_cast<int>(std::ceil(seconds)))};
-  bounded.insert(bounded.end(), argv.begin(), argv.end());
-  return MakeLocalScenario()->Run(bounded, "");
+  Command command;
+  command.argv = argv;
+  return MakeLocalScenario()->Run(command, DeadlineIn(seconds));
 }
 
 ToolOutcome Tools::WaitCase(const Value& args, CallContext& context) {
@@ -287,9 +286,9 @@ ToolOutcome Tools::ProbeSlurm(const Value& args) {
   Allocator& a = doc.GetAllocator();
   Value env;
   if (!ParseInto(ran->stdout_text, a, &env) || !env.IsObject()) {
-    std::string why = ran->exit_code == 124 ? "the probe took longer than " +
-                                                  std::to_string(static_cast<int>(timeout)) + " s"
-                                            : ValidUtf8(ran->stderr_text);
+    std::string why = ran->timed_out ? "the probe took longer than " +
+                                           std::to_string(static_cast<int>(timeout)) + " s"
+                                     : ValidUtf8(ran->stderr_text);
     while (!why.empty() && why.back() == '\n') why.pop_back();
     return ToolError(
         "env", Status::ExecutionError("the Slurm probe of " + target + " failed (exit " +

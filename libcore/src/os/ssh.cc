@@ -15,12 +15,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 
+#include "os/captured_run.h"
 #include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -96,84 +100,6 @@ int WaitExit(pid_t pid, int* signal_number) {
     return -1;
   }
   return WEXITSTATUS(status);
-}
-
-// Runs argv to completion, feeding stdin_data, capturing stdout and stderr.
-Result<CommandOutput> RunCaptured(const std::vector<std::string>& argv,
-                                  const std::vector<EnvVar>& extra_env,
-                                  const std::string& stdin_data) {
-  int in_pipe[2], out_pipe[2], err_pipe[2];
-  if (::pipe2(in_pipe, O_CLOEXEC) != 0) return Status::ExecutionError("pipe failed");
-  Fd in_read(in_pipe[0]), in_write(in_pipe[1]);
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) return Status::ExecutionError("pipe failed");
-  Fd out_read(out_pipe[0]), out_write(out_pipe[1]);
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) return Status::ExecutionError("pipe failed");
-  Fd err_read(err_pipe[0]), err_write(err_pipe[1]);
-
-  Result<pid_t> pid = Spawn(argv, extra_env, in_read.get(), out_write.get(), err_write.get());
-  if (!pid.ok()) return pid.status();
-  in_read.Close();
-  out_write.Close();
-  err_write.Close();
-  ::fcntl(in_write.get(), F_SETFL, O_NONBLOCK);
-
-  // Writing to a child that stopped reading raises SIGPIPE: keep it off this thread and
-  // discard it afterwards (the child was started with an empty mask).
-  sigset_t pipe_signal, previous;
-  sigemptyset(&pipe_signal);
-  sigaddset(&pipe_signal, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
-
-  CommandOutput output;
-  size_t written = 0;
-  if (stdin_data.empty()) in_write.Close();
-  char buffer[65536];
-  while (out_read.get() >= 0 || err_read.get() >= 0) {
-    struct pollfd fds[3];
-    int count = 0;
-    int in_index = -1, out_index = -1, err_index = -1;
-    if (in_write.get() >= 0) {
-      in_index = count;
-      fds[count++] = {in_write.get(), POLLOUT, 0};
-    }
-    if (out_read.get() >= 0) {
-      out_index = count;
-      fds[count++] = {out_read.get(), POLLIN, 0};
-    }
-    if (err_read.get() >= 0) {
-      err_index = count;
-      fds[count++] = {err_read.get(), POLLIN, 0};
-    }
-    if (::poll(fds, count, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (in_index >= 0 && fds[in_index].revents != 0) {
-      ssize_t n = ::write(in_write.get(), stdin_data.data() + written, stdin_data.size() - written);
-      if (n > 0) written += static_cast<size_t>(n);
-      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == stdin_data.size()) {
-        in_write.Close();
-      }
-    }
-    auto drain = [&](int index, Fd* fd, std::string* text) {
-      if (index < 0 || fds[index].revents == 0) return;
-      ssize_t n = ::read(fd->get(), buffer, sizeof buffer);
-      if (n > 0) {
-        text->append(buffer, static_cast<size_t>(n));
-      } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-        fd->Close();
-      }
-    };
-    drain(out_index, &out_read, &output.stdout_text);
-    drain(err_index, &err_read, &output.stderr_text);
-  }
-  in_write.Close();
-  const struct timespec no_wait = {0, 0};
-  while (sigtimedwait(&pipe_signal, nullptr, &no_wait) > 0) {
-  }
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
-  output.exit_code = WaitExit(pid.value(), &output.signal);
-  return output;
 }
 
 // Runs argv with stdin from /dev/null and stdout+stderr appended to `log_path`; waits
@@ -377,7 +303,7 @@ bool SshScenario::MasterAlive() {
   if (closed_) return false;
   std::vector<std::string> argv = BaseArgv();
   argv.insert(argv.end(), {"-O", "check", "--", options_.destination});
-  Result<CommandOutput> check = RunCaptured(argv, {}, "");
+  Result<CommandOutput> check = internal::RunCaptured(argv, {}, "", "", false, kNoDeadline);
   return check.ok() && check.value().exit_code == 0;
 }
 
@@ -408,11 +334,74 @@ Status SshScenario::EnsureMaster() {
   return Status::Ok();
 }
 
-Result<CommandOutput> SshScenario::Run(const std::vector<std::string>& argv,
-                                       const std::string& stdin_data) {
-  if (argv.empty()) return Status::Internal("SshScenario::Run called with an empty argv");
+namespace {
+
+// The remote argv of `command`: under `timeout` until `deadline`, in its working dir,
+// with its environment.
+std::vector<std::string> RemoteArgv(const Command& command, Deadline deadline) {
+  std::vector<std::string> argv;
+  if (deadline != kNoDeadline) {
+    double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.3f", std::max(0.001, left));
+    argv = {"timeout", "-k", "2", seconds};
+  }
+  if (!command.working_dir.empty()) {
+    argv.insert(argv.end(), {"sh", "-c", "cd -- \"$1\" || exit 1; shift; exec \"$@\"",
+                             "trtllm-run-cd", command.working_dir});
+  }
+  if (!command.env.empty()) {
+    argv.push_back("env");
+    for (const EnvVar& var : command.env) argv.push_back(var.name + "=" + var.value);
+  }
+  argv.insert(argv.end(), command.argv.begin(), command.argv.end());
+  return argv;
+}
+
+}  // namespace
+
+Result<CommandOutput> SshScenario::Run(const Command& command, Deadline deadline) {
+  if (command.argv.empty()) return Status::Internal("SshScenario::Run called with an empty argv");
   TRTLLM_RUN_RETURN_IF_ERROR(EnsureMaster());
-  return RunCaptured(SshArgv(argv), SshEnv(), stdin_data);
+  if (deadline != kNoDeadline && std::chrono::steady_clock::now() >= deadline) {
+    CommandOutput passed;
+    passed.timed_out = true;
+    return passed;
+  }
+  const Deadline local_deadline =
+      deadline == kNoDeadline
+          ? kNoDeadline
+          : deadline +
+                std::chrono::milliseconds(static_cast<int>(kSshDeadlineMarginSeconds * 1000));
+  Result<CommandOutput> out =
+      internal::RunCaptured(SshArgv(RemoteArgv(command, deadline)), SshEnv(), command.stdin_data,
+                            "", command.merge_stderr, local_deadline);
+  // `timeout` exits 124 when it ended the command (137 when that took SIGKILL).
+  if (out.ok() && deadline != kNoDeadline && (out->exit_code == 124 || out->exit_code == 137) &&
+      std::chrono::steady_clock::now() >= deadline - std::chrono::milliseconds(50)) {
+    out->timed_out = true;
+  }
+  return out;
+}
+
+Result<std::unique_ptr<ChildProcess>> SshScenario::Start(const Command& command) {
+  if (command.argv.empty()) {
+    return Status::Internal("SshScenario::Start called with an empty argv");
+  }
+  if (!command.stdin_data.empty()) {
+    return Status::InvalidInput("Scenario::Start feeds no stdin", "run the command with Run()");
+  }
+  TRTLLM_RUN_RETURN_IF_ERROR(EnsureMaster());
+  ProcessOptions process;
+  if (!command.merge_stderr) {
+    // ssh's messages ("mux_client_request_session: ...") go with the command's stderr.
+    process.argv = {"/bin/sh", "-c", "exec 2>/dev/null; exec \"$@\"", "trtllm-run-stream"};
+  }
+  std::vector<std::string> ssh_argv = SshArgv(RemoteArgv(command, kNoDeadline));
+  process.argv.insert(process.argv.end(), ssh_argv.begin(), ssh_argv.end());
+  process.env = SshEnv();
+  return ChildProcess::Spawn(process);
 }
 
 Status SshScenario::Close() {
@@ -423,7 +412,8 @@ Status SshScenario::Close() {
   if (started_master_ || owns_control_dir_) {
     std::vector<std::string> argv = BaseArgv();
     argv.insert(argv.end(), {"-O", "exit", "--", options_.destination});
-    (void)RunCaptured(argv, {}, "");  // best effort: ControlPersist ends it anyway
+    (void)internal::RunCaptured(argv, {}, "", "", false,
+                                kNoDeadline);  // best effort: ControlPersist ends it anyway
   }
   if (owns_control_dir_) {
     std::error_code error;

@@ -9,9 +9,8 @@
 // argv, a file, a log or an error message. Without a password, ssh runs in BatchMode
 // (keys or agent only; it never prompts).
 //
-// Executors that stream a long-running remote command (remote_slurm) build the argv
-// with SshArgv() and the environment with SshEnv() and run it with ChildProcess; the
-// master must be up first (EnsureMaster()).
+// Bounded commands (Run() with a deadline) and streaming ones (Start()) go through the
+// Scenario interface; nothing outside this file builds an ssh command line.
 #ifndef TRTLLM_RUN_OS_SSH_H_
 #define TRTLLM_RUN_OS_SSH_H_
 
@@ -31,6 +30,10 @@ namespace trtllm_run {
 
 // The environment variable naming a shared control directory (SshOptions::control_dir).
 inline constexpr char kSharedControlDirVariable[] = "TRTLLM_RUN_SSH_CONTROL_DIR";
+
+// How long after a deadline a Run() whose remote `timeout` did not answer kills its ssh
+// client (a stalled connection).
+inline constexpr double kSshDeadlineMarginSeconds = 5.0;
 
 struct SshOptions {
   std::string destination;    // "host" or "user@host" (or an ssh_config Host alias)
@@ -66,12 +69,21 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
   std::string Name() const override;  // "ssh:<destination>"
   bool IsRemote() const override { return true; }
 
-  // Runs `argv` on the remote host (quoted for the remote POSIX shell), feeding
-  // `stdin_data`, over the master connection (started first when needed). A master
-  // that cannot connect is kExecutionError carrying ssh's message; after that, ssh's
-  // exit status 255 (connection lost) comes back as a CommandOutput like any other.
-  Result<CommandOutput> Run(const std::vector<std::string>& argv,
-                            const std::string& stdin_data) override;
+  using Scenario::Run;
+
+  // Runs the command on the remote host (quoted for the remote POSIX shell) over the
+  // master connection (started first when needed). A master that cannot connect is
+  // kExecutionError carrying ssh's message; after that, ssh's exit status 255
+  // (connection lost) comes back as a CommandOutput like any other. A deadline runs the
+  // command under the remote `timeout -k 2` (coreutils), which ends it and what it
+  // started; the ssh client is killed here kSshDeadlineMarginSeconds after the deadline
+  // when the connection stalls. timed_out: either happened. Command::env and
+  // working_dir travel in the remote command line (`env`, `cd`).
+  Result<CommandOutput> Run(const Command& command, Deadline deadline) override;
+
+  // Starts the command over the master connection (started first when needed) in an ssh
+  // client of its own: the returned process is that client.
+  Result<std::unique_ptr<ChildProcess>> Start(const Command& command) override;
 
   // Starts the master connection unless one answers `ssh -O check`. kExecutionError
   // with ssh's own message (authentication, host key, unreachable) when it fails.

@@ -270,10 +270,10 @@ Result<ReportModel> CollectReport(const std::string& run_dir, const HtmlReportOp
   if (options.query_scheduler && !ids.empty()) {
     std::string joined;
     for (const std::string& id : ids) joined += (joined.empty() ? "" : ",") + id;
-    Result<CommandOutput> out =
-        MakeLocalScenario()->Run({"timeout", "10", "sacct", "-X", "-n", "-P",
-                                  "--format=JobIDRaw,Submit,Start,End,State", "-j", joined},
-                                 "");
+    Command sacct;
+    sacct.argv = {"sacct", "-X",  "-n", "-P", "--format=JobIDRaw,Submit,Start,End,State",
+                  "-j",    joined};
+    Result<CommandOutput> out = MakeLocalScenario()->Run(sacct, DeadlineIn(10));
     if (out.ok() && out->exit_code == 0) {
       ApplySchedulerTimes(ParseSacctTimes(out->stdout_text), &model.value());
       model->timeline_note =

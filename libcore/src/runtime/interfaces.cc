@@ -55,6 +55,14 @@ std::map<std::string, std::string> ExecutorSession::Stats() const { return {}; }
 
 Scenario::~Scenario() = default;
 
+Result<CommandOutput> Scenario::Run(const std::vector<std::string>& argv,
+                                    const std::string& stdin_data) {
+  Command command;
+  command.argv = argv;
+  command.stdin_data = stdin_data;
+  return Run(command, kNoDeadline);
+}
+
 const char* Version() { return TRTLLM_RUN_VERSION_STRING; }
 
 }  // namespace trtllm_run

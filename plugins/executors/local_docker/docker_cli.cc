@@ -1,19 +1,15 @@
 // Short docker CLI calls with a time limit (docker_cli.h).
 #include "docker_cli.h"
 
-#include <poll.h>
-
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdlib>
-#include <memory>
+#include <utility>
 
-#include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
-namespace {}  // namespace
 
 std::string DockerCliResult::LastLine() const {
   std::string text(Trim(output));
@@ -23,46 +19,21 @@ std::string DockerCliResult::LastLine() const {
 
 DockerCliResult RunDockerCli(const std::vector<std::string>& args, const std::string& docker_host,
                              double timeout_seconds) {
-  using Clock = std::chrono::steady_clock;
   DockerCliResult result;
-  ProcessOptions options;
-  options.argv.push_back("docker");
-  options.argv.insert(options.argv.end(), args.begin(), args.end());
-  if (!docker_host.empty()) options.env.push_back({"DOCKER_HOST", docker_host});
-  Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
-  if (!spawned.ok()) {
-    result.output = spawned.status().ToString();
+  Command command;
+  command.argv.push_back("docker");
+  command.argv.insert(command.argv.end(), args.begin(), args.end());
+  if (!docker_host.empty()) command.env.push_back({"DOCKER_HOST", docker_host});
+  command.merge_stderr = true;
+  Result<CommandOutput> out = MakeLocalScenario()->Run(command, DeadlineIn(timeout_seconds));
+  if (!out.ok()) {
+    result.output = out.status().ToString();
     return result;
   }
   result.started = true;
-  ChildProcess& child = *spawned.value();
-  Clock::time_point deadline =
-      Clock::now() + std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
-  std::optional<ProcessExit> exit;
-  while (true) {
-    if (child.output_fd() >= 0) {
-      pollfd fd = {child.output_fd(), POLLIN, 0};
-      ::poll(&fd, 1, 50);
-      while (true) {
-        Result<ReadState> state = child.ReadOutput(&result.output);
-        if (!state.ok() || state.value() != ReadState::kData) break;
-      }
-    } else {
-      ::poll(nullptr, 0, 20);
-    }
-    if (!exit) exit = child.TryWait();
-    if (exit && child.output_fd() < 0) break;
-    if (exit && !child.GroupAlive()) {
-      child.CloseOutput();  // a descendant that left the group holds the pipe: stop reading
-      break;
-    }
-    if (Clock::now() >= deadline) {
-      result.timed_out = true;
-      exit = child.Terminate(1.0);
-      break;
-    }
-  }
-  if (exit && exit->exit_code) result.exit_code = *exit->exit_code;
+  result.timed_out = out->timed_out;
+  result.output = std::move(out->stdout_text);
+  if (!out->timed_out && out->signal == 0) result.exit_code = out->exit_code;
   return result;
 }
 

@@ -28,7 +28,9 @@
 // 12: RunResult::perf (PerfSection: metrics, match key, gate, history); RunOptions::finalize.
 // 13: the toolkit of the built-in plugins joins the SDK and the fingerprint (every header
 //     under sdk/): process, supervise/, commands/, input_limits, render, slurm/.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 13
+// 14: Scenario::Run(Command, Deadline) and Scenario::Start(Command) (Command, Deadline,
+//     CommandOutput::timed_out); SlurmClientOptions::stream_output replaces start_stream.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 14
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

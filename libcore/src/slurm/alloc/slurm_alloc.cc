@@ -189,7 +189,6 @@ struct Acquired {
 Result<std::string> Allocate(const JobSpec& spec, const std::string& time_limit,
                              const ExecContext& context, SlurmClient* client,
                              internal::SallocPendingStop* pending) {
-  Scenario* scenario = client->scenario();
   const SlurmParams params = spec.slurm_params.value_or(SlurmParams{});
   std::vector<std::string> argv = {
       "salloc",
@@ -206,10 +205,7 @@ Result<std::string> Allocate(const JobSpec& spec, const std::string& time_limit,
   const std::string prefix =
       "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
   Result<internal::SallocOutcome> outcome =
-      scenario->IsRemote()
-          ? internal::RunRemoteSalloc(argv, context, client, kHeldJobName, spec.max_pending_seconds,
-                                      prefix)
-          : internal::RunLocalSalloc(argv, context, client, spec.max_pending_seconds, prefix);
+      internal::RunSalloc(argv, context, client, spec.max_pending_seconds, prefix);
   if (!outcome.ok()) return outcome.status();
   if (outcome->interrupted) {
     return Status::ExecutionError("cancelled while waiting for the allocation");

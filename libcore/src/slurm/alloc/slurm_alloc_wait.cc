@@ -6,9 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <future>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,8 +21,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr double kPendingQuerySeconds = 1.0;  // between two questions for the reason
-constexpr double kRevokeWaitSeconds = 15.0;   // for salloc to end after scancel
+constexpr double kPendingQuerySeconds = 1.0;    // between two questions for the reason
+constexpr double kRevokeWaitSeconds = 15.0;     // for salloc to end after scancel
+constexpr double kRequestIdWaitSeconds = 10.0;  // cancelled: for salloc to name its request
 
 double Since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -83,38 +82,22 @@ void SayWithdrawn(const ExecContext& context, const std::string& progress_prefix
           ": cancelling it");
 }
 
-// The id of the pending request named `job_name` whose comment is `token`; "" while it
-// is not queued (or no longer pending) or the controller did not answer.
-std::string FindPendingRequest(SlurmClient* client, const std::string& job_name,
-                               const std::string& token) {
-  Result<CommandOutput> out =
-      client->Run({"squeue", "-h", "-t", "PD", "--name=" + job_name, "-o", "%i %k"});
-  if (!out.ok() || out->exit_code != 0) return "";
-  std::istringstream lines(out->stdout_text);
-  for (std::string line; std::getline(lines, line);) {
-    std::size_t space = line.find(' ');
-    if (space != std::string::npos && Trim(line.substr(space + 1)) == token) {
-      return line.substr(0, space);
-    }
-  }
-  return "";
-}
-
 }  // namespace
 
-Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
-                                     const ExecContext& context, SlurmClient* client,
-                                     int max_pending_seconds, const std::string& progress_prefix) {
-  ProcessOptions options;
-  options.argv = argv;
-  Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
-  if (!spawned.ok()) return spawned.status();
+Result<SallocOutcome> RunSalloc(const std::vector<std::string>& argv, const ExecContext& context,
+                                SlurmClient* client, int max_pending_seconds,
+                                const std::string& progress_prefix) {
+  Command command;
+  command.argv = argv;
+  command.merge_stderr = true;  // "Pending job allocation N" comes on stderr
+  Result<std::unique_ptr<ChildProcess>> spawned = client->scenario()->Start(command);
+  if (!spawned.ok()) return spawned.status().WithContext("salloc");
   std::unique_ptr<ChildProcess> child = std::move(spawned.value());
   SallocOutcome outcome;
   std::optional<ProcessExit> exit;
   const Clock::time_point started = Clock::now();
   Clock::time_point next_query = started + std::chrono::milliseconds(500);
-  std::optional<Clock::time_point> withdrawn_at;
+  std::optional<Clock::time_point> withdrawn_at, cancelled_at;
   bool interrupted_salloc = false;
   while (!exit) {
     pollfd fds[2] = {{child->output_fd(), POLLIN, 0},
@@ -122,11 +105,22 @@ Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
     ::poll(fds, 2, 200);
     Result<ReadState> read = child->ReadOutput(&outcome.output);
     (void)read;
+    const std::string job_id = PendingJobId(outcome.output);
     if (context.cancel && context.cancel->cancelled() && !outcome.interrupted) {
       outcome.interrupted = true;
-      child->SignalGroup(SIGINT);  // salloc withdraws the pending request
+      cancelled_at = Clock::now();
     }
-    const std::string job_id = PendingJobId(outcome.output);
+    if (outcome.interrupted && !withdrawn_at && !job_id.empty()) {
+      // The request is withdrawn by the scheduler, here and on a login node alike: salloc
+      // then reports the revocation and ends.
+      client->Cancel({job_id}).IgnoreError();
+      withdrawn_at = Clock::now();
+    }
+    if (outcome.interrupted && !withdrawn_at && !interrupted_salloc &&
+        Since(*cancelled_at) > kRequestIdWaitSeconds) {
+      interrupted_salloc = true;  // no request to withdraw showed up: end the wait itself
+      child->SignalGroup(SIGINT);
+    }
     if (!outcome.interrupted && !withdrawn_at && !job_id.empty() &&
         outcome.output.find("Granted job allocation") == std::string::npos &&
         Clock::now() >= next_query) {
@@ -150,66 +144,6 @@ Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
     if (!read.ok() || read.value() != ReadState::kData) break;
   }
   outcome.exit = *exit;
-  if (outcome.stop.action != SlurmAction::kNone) {
-    std::optional<SlurmJobRecord> record = QueryRequest(client, outcome.stop.job_id);
-    outcome.stop.left_queue = record && IsTerminalSlurmState(record->state);
-  }
-  return outcome;
-}
-
-Result<SallocOutcome> RunRemoteSalloc(std::vector<std::string> argv, const ExecContext& context,
-                                      SlurmClient* client, const std::string& job_name,
-                                      int max_pending_seconds, const std::string& progress_prefix) {
-  // The remote salloc only speaks when it ends: its request is found by a comment of its own.
-  const std::string token = "trtllm-run-request-" + std::to_string(::getpid()) + "-" +
-                            std::to_string(Clock::now().time_since_epoch().count());
-  argv.push_back("--comment=" + token);
-  Scenario* scenario = client->scenario();
-  std::future<Result<CommandOutput>> salloc = std::async(std::launch::async, [scenario, argv] {
-    SlurmClientOptions waiting;
-    waiting.command_timeout_seconds = 3600;  // salloc waits in the queue
-    SlurmClient queue_client(scenario, waiting);
-    return queue_client.Run(argv);
-  });
-  SallocOutcome outcome;
-  const Clock::time_point started = Clock::now();
-  Clock::time_point next_query = started + std::chrono::milliseconds(500);
-  std::string job_id;
-  std::optional<Clock::time_point> withdrawn_at;
-  bool interrupted_salloc = false;
-  while (salloc.wait_for(std::chrono::milliseconds(200)) != std::future_status::ready) {
-    if (withdrawn_at) {
-      if (!interrupted_salloc && Since(*withdrawn_at) > kRevokeWaitSeconds) {
-        interrupted_salloc = true;  // salloc missed the revocation: end its wait
-        client->Run({"pkill", "-INT", "-f", "--", "--comment=" + token}).IgnoreError();
-      }
-      continue;
-    }
-    const bool cancelled = context.cancel && context.cancel->cancelled();
-    if (!cancelled && Clock::now() < next_query) continue;
-    next_query =
-        Clock::now() + std::chrono::milliseconds(static_cast<int>(kPendingQuerySeconds * 1000));
-    if (job_id.empty()) job_id = FindPendingRequest(client, job_name, token);
-    if (job_id.empty()) continue;  // not queued yet, or granted: salloc returns then
-    if (cancelled) {
-      outcome.interrupted = true;
-      client->Cancel({job_id}).IgnoreError();
-      withdrawn_at = Clock::now();
-      continue;
-    }
-    std::optional<SlurmJobRecord> record = QueryRequest(client, job_id);
-    if (record && ShouldWithdraw(*record, Since(started), max_pending_seconds, &outcome.stop)) {
-      SayWithdrawn(context, progress_prefix, job_id, outcome.stop, max_pending_seconds);
-      client->Cancel({job_id}).IgnoreError();
-      withdrawn_at = Clock::now();
-    }
-  }
-  Result<CommandOutput> out = salloc.get();
-  if (!out.ok()) return out.status().WithContext("salloc");
-  outcome.output = out->stdout_text + out->stderr_text;
-  outcome.exit =
-      ProcessExit{out->exit_code >= 0 ? std::optional<int>(out->exit_code) : std::nullopt,
-                  out->signal ? std::optional<int>(out->signal) : std::nullopt};
   if (outcome.stop.action != SlurmAction::kNone) {
     std::optional<SlurmJobRecord> record = QueryRequest(client, outcome.stop.job_id);
     outcome.stop.left_queue = record && IsTerminalSlurmState(record->state);

@@ -34,21 +34,16 @@ struct SallocOutcome {
   SallocPendingStop stop;
 };
 
-// Runs `argv` (salloc --no-shell ...) until salloc ends. While its request pends
-// ("Pending job allocation N"), the controller is asked for the pending reason about once
-// a second; a hopeless reason or `max_pending_seconds` (> 0) passing withdraws it.
-Result<SallocOutcome> RunLocalSalloc(const std::vector<std::string>& argv,
-                                     const ExecContext& context, SlurmClient* client,
-                                     int max_pending_seconds, const std::string& progress_prefix);
-
-// The same for salloc on a login node, through `client`'s scenario: salloc runs as one
-// remote command (on a thread of its own) that speaks only when it ends, so its request
-// is found in the queue by a comment of its own (`--comment`, added to `argv`) among
-// the pending jobs named `job_name`. context.cancel firing scancels the request once
-// found (interrupted: true).
-Result<SallocOutcome> RunRemoteSalloc(std::vector<std::string> argv, const ExecContext& context,
-                                      SlurmClient* client, const std::string& job_name,
-                                      int max_pending_seconds, const std::string& progress_prefix);
+// Runs `argv` (salloc --no-shell ...) through `client`'s scenario (Scenario::Start: here
+// or on a login node, the same way) until salloc ends, reading what it prints as it
+// prints it. While its request pends ("Pending job allocation N"), the controller is asked
+// for the pending reason about once a second; a hopeless reason or `max_pending_seconds`
+// (> 0) passing withdraws it with scancel. context.cancel firing scancels the request
+// (interrupted: true); salloc gets SIGINT only when it named none within 10 s, or when it
+// has not ended 15 s after a scancel.
+Result<SallocOutcome> RunSalloc(const std::vector<std::string>& argv, const ExecContext& context,
+                                SlurmClient* client, int max_pending_seconds,
+                                const std::string& progress_prefix);
 
 // The verdict of a run whose allocation request was withdrawn (stop.action != kNone):
 // ERROR naming the reason and what happened to the request; details["pending_reason"]

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
-#include "os/ssh.h"
 #include "slurm/client/job_file_io.h"
-#include "slurm/client/ssh_stream.h"
 #include "trtllm_run/sdk/process.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -26,7 +24,7 @@ std::string CommandError(const std::string& what, const CommandOutput& out) {
   std::string message = !out.stderr_text.empty() ? out.stderr_text : out.stdout_text;
   while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
   if (message.size() > 500) message = message.substr(0, 500) + "...";
-  std::string how = out.exit_code == 124 ? "timed out"
+  std::string how = out.timed_out        ? "timed out"
                     : out.exit_code >= 0 ? "exited with code " + std::to_string(out.exit_code)
                                          : "was killed by " + SignalName(out.signal);
   return what + " " + how + (message.empty() ? "" : ": " + message);
@@ -58,47 +56,31 @@ pattern="^JobId=($(IFS='|'; echo "$*")) "
 declare -A arrays  # array tasks (A_T) are in their array's records: " ArrayJobId=A "
 for id; do [[ $id == *_* ]] && arrays[${id%%_*}]=1; done
 [[ ${#arrays[@]} -gt 0 ]] && pattern="$pattern| ArrayJobId=($(IFS='|'; echo "${!arrays[*]}")) "
-timeout -k 5 "$TRTLLM_RUN_QUERY_TIMEOUT" scontrol --local -o show job | { grep -E "$pattern" || true; }
+scontrol --local -o show job | { grep -E "$pattern" || true; }
 )SH";
 
 }  // namespace
 
-StreamStarter StreamOverSsh(SshScenario* ssh) {
-  return [ssh](const std::vector<std::string>& argv) -> Result<std::unique_ptr<ChildProcess>> {
-    TRTLLM_RUN_RETURN_IF_ERROR(ssh->EnsureMaster());
-    ProcessOptions process;
-    // ssh's messages ("mux_client_request_session: ...") would break the framing.
-    process.argv = {"/bin/sh", "-c", "exec 2>/dev/null; exec \"$@\"", "trtllm-run-stream"};
-    std::vector<std::string> ssh_argv = ssh->SshArgv(argv);
-    process.argv.insert(process.argv.end(), ssh_argv.begin(), ssh_argv.end());
-    process.env = ssh->SshEnv();
-    return ChildProcess::Spawn(process);
-  };
-}
-
 SlurmClient::SlurmClient(Scenario* scenario, SlurmClientOptions options)
-    : scenario_(scenario), options_(std::move(options)) {
-  if (!options_.start_stream) {
-    if (auto* ssh = dynamic_cast<SshScenario*>(scenario_))
-      options_.start_stream = StreamOverSsh(ssh);
-  }
-}
+    : scenario_(scenario), options_(std::move(options)) {}
 
 Result<std::unique_ptr<ChildProcess>> SlurmClient::StartStream(
     const std::vector<std::string>& argv) {
   if (!can_stream()) return Status::Internal("this Slurm client cannot stream");
   ++stats_.stream_starts;
-  Result<std::unique_ptr<ChildProcess>> process = options_.start_stream(argv);
+  Command command;
+  command.argv = argv;  // stdout alone: ssh's messages would break a stream's framing
+  Result<std::unique_ptr<ChildProcess>> process = scenario_->Start(command);
   if (!process.ok()) ++stats_.failures;
   return process;
 }
 
 Result<CommandOutput> SlurmClient::Run(const std::vector<std::string>& argv,
                                        const std::string& stdin_data) {
-  std::vector<std::string> full = {"timeout", "-k", "5",
-                                   std::to_string(std::max(1, options_.command_timeout_seconds))};
-  full.insert(full.end(), argv.begin(), argv.end());
-  return scenario_->Run(full, stdin_data);
+  Command command;
+  command.argv = argv;
+  command.stdin_data = stdin_data;
+  return scenario_->Run(command, DeadlineIn(std::max(1, options_.command_timeout_seconds)));
 }
 
 Result<std::string> SlurmClient::Submit(const std::string& script, const std::string& dir,
@@ -132,15 +114,9 @@ Result<SlurmClient::JobsSnapshot> SlurmClient::QueryJobs(const std::vector<std::
   if (ids.size() == 1) {
     out = Run({"scontrol", "--local", "-o", "show", "job", "--", ids[0]});
   } else {
-    std::vector<std::string> argv = {
-        "env",
-        "TRTLLM_RUN_QUERY_TIMEOUT=" + std::to_string(options_.command_timeout_seconds),
-        "bash",
-        "-c",
-        kQueryScript,
-        "trtllm-run-query"};
+    std::vector<std::string> argv = {"bash", "-c", kQueryScript, "trtllm-run-query"};
     argv.insert(argv.end(), ids.begin(), ids.end());
-    out = scenario_->Run(argv, "");
+    out = Run(argv);
   }
   if (!out.ok()) {
     ++stats_.failures;
@@ -245,7 +221,7 @@ Status SlurmClient::FetchFiles(std::vector<FileChunk>* chunks, std::size_t max_b
     argv.push_back(chunk.path);
     argv.push_back(std::to_string(chunk.offset));
   }
-  Result<CommandOutput> out = scenario_->Run(argv, "");
+  Result<CommandOutput> out = Run(argv);
   if (!out.ok()) {
     ++stats_.failures;
     return out.status().WithContext("reading the job's output");

@@ -4,7 +4,6 @@
 // spec's script builder must not probe Slurm itself: slurm_env is the only source).
 #include "slurm/render/perf_submit.h"
 
-#include <poll.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -14,9 +13,9 @@
 #include <filesystem>
 #include <memory>
 #include <sstream>
-#include <thread>
 
 #include "trtllm_run/sdk/process.h"
+#include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::internal {
@@ -255,19 +254,6 @@ std::vector<std::string> ReadLines(const std::string& path) {
   return lines;
 }
 
-// Appends what the child printed, without blocking; closes the pipe on a read error.
-void DrainOutput(ChildProcess& child, std::string* output) {
-  while (child.output_fd() >= 0) {
-    Result<ReadState> state = child.ReadOutput(output);
-    if (!state.ok()) {
-      child.CloseOutput();
-      break;
-    }
-    if (output->size() > 2 * kOutputKept) output->erase(0, output->size() - kOutputKept);
-    if (state.value() != ReadState::kData) break;
-  }
-}
-
 }  // namespace
 
 Result<int> SubmitTimeoutSeconds() {
@@ -419,37 +405,25 @@ Status RunPerfSubmit(const PerfSubmitInputs& inputs, const SlurmEnv& env,
   tools.path = dir.value();
   TRTLLM_RUN_RETURN_IF_ERROR(WriteSlurmToolStandIns(tools.path, env));
 
-  ProcessOptions options;
-  options.argv = PerfSubmitArgv(inputs);
+  Command command;
+  command.argv = PerfSubmitArgv(inputs);
   const char* path = std::getenv("PATH");
-  options.env = {{"PATH", tools.path + ":" + (path && *path ? path : "/usr/bin:/bin")},
+  command.env = {{"PATH", tools.path + ":" + (path && *path ? path : "/usr/bin:/bin")},
                  {"SLURM_CLUSTER_NAME", env.cluster_name.value_or("")}};
-  Result<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(options);
-  if (!spawned.ok()) {
-    return Status::InvalidInput("cannot run submit.py: " + spawned.status().message(),
+  command.merge_stderr = true;
+  // At the deadline the whole process group is stopped: nothing is left running.
+  Result<CommandOutput> ran = MakeLocalScenario()->Run(command, DeadlineIn(timeout_seconds));
+  if (!ran.ok()) {
+    return Status::InvalidInput("cannot run submit.py: " + ran.status().message(),
                                 "install python3 (submit.py runs with the python3 on PATH)");
   }
-  ChildProcess& child = *spawned.value();
-  std::string output;
+  std::string output = std::move(ran->stdout_text);
+  if (output.size() > kOutputKept) output.erase(0, output.size() - kOutputKept);
   std::optional<ProcessExit> exit;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
-  for (;;) {
-    exit = child.TryWait();
-    DrainOutput(child, &output);
-    if (exit) break;
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) break;
-    int wait_ms = static_cast<int>(std::min<long long>(200, left.count()));
-    if (child.output_fd() >= 0) {
-      pollfd ready{child.output_fd(), POLLIN, 0};
-      ::poll(&ready, 1, wait_ms);
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
-    }
+  if (!ran->timed_out) {
+    exit = ran->signal != 0 ? ProcessExit{std::nullopt, ran->signal}
+                            : ProcessExit{ran->exit_code, std::nullopt};
   }
-  if (!exit) child.Terminate(2.0);  // the whole process group: nothing is left running
-  DrainOutput(child, &output);
 
   const std::string cluster = ClusterLabel(env);
   const std::vector<std::string> queries = ReadLines(tools.path + "/queries.log");

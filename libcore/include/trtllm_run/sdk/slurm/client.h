@@ -31,10 +31,10 @@ struct SlurmClientStats {
 };
 
 struct SlurmClientOptions {
-  int command_timeout_seconds = 60;  // each scheduler command runs under `timeout`
-  // Starts the remote output follower (file_follow_stream.h). Empty: one over the master
-  // connection when the scenario is an SshScenario, else none (FetchFiles copies then).
-  StreamStarter start_stream;
+  int command_timeout_seconds = 60;  // each scheduler command's deadline (Scenario::Run)
+  // A remote scenario's job output streams back (Scenario::Start); false: the watcher
+  // copies what the files gained (FetchFiles) instead.
+  bool stream_output = true;
 };
 
 // Runs Slurm's client commands through `scenario` (not owned; outlives the client).
@@ -81,12 +81,14 @@ class TRTLLM_RUN_API SlurmClient {
   };
   Status FetchFiles(std::vector<FileChunk>* chunks, std::size_t max_bytes = 4 << 20);
 
-  // Whether StartStream() can work here (a remote scenario with a starter).
-  bool can_stream() const { return remote() && static_cast<bool>(options_.start_stream); }
-  // Starts a long-lived command whose stdout streams back (counted in stats).
+  // Whether StartStream() is used here: on a remote scenario, where the job's files are
+  // not readable here (a local watcher reads them itself).
+  bool can_stream() const { return remote() && options_.stream_output; }
+  // Starts a long-lived command through the scenario (Scenario::Start), its stdout alone
+  // streaming back (counted in stats).
   Result<std::unique_ptr<ChildProcess>> StartStream(const std::vector<std::string>& argv);
 
-  // Runs argv under `timeout` through the scenario.
+  // Runs argv through the scenario with command_timeout_seconds as its deadline.
   Result<CommandOutput> Run(const std::vector<std::string>& argv,
                             const std::string& stdin_data = "");
 
