@@ -10,18 +10,13 @@
 #include <map>
 
 #include "history/history_query.h"
+#include "model/decimal.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::history {
 namespace {
 
-std::string Fixed(double value, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%.*f", digits, value);
-  return text;
-}
-
-std::string Percent(double rate) { return Fixed(rate * 100, 1) + "%"; }
+std::string Percent(double rate) { return FixedDecimals(rate * 100, 1) + "%"; }
 
 void Key(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key) { w.Key(key); }
 
@@ -91,8 +86,9 @@ std::string FormatRepeatSummary(const RepeatSummary& s) {
                      Percent(s.interval.low) + ".." + Percent(s.interval.high) + ")";
   if (s.required_pass_rate) text += ", required " + Percent(*s.required_pass_rate);
   text += ": " + std::string(s.accepted ? "PASSED" : "FAILED") + "\n";
-  text += "  duration " + Fixed(s.min_seconds, 1) + " s / " + Fixed(s.median_seconds, 1) + " s / " +
-          Fixed(s.max_seconds, 1) + " s (min/median/max)\n";
+  text += "  duration " + FixedDecimals(s.min_seconds, 1) + " s / " +
+          FixedDecimals(s.median_seconds, 1) + " s / " + FixedDecimals(s.max_seconds, 1) +
+          " s (min/median/max)\n";
   if (!s.nodes.empty()) {
     text += "  ran on " + std::to_string(s.nodes.size()) + " node list(s): ";
     for (std::size_t i = 0; i < s.nodes.size(); ++i) {

@@ -9,6 +9,7 @@
 #include <map>
 #include <sstream>
 
+#include "model/decimal.h"
 #include "model/json_util.h"
 #include "perf/perf_metrics.h"
 #include "trtllm_run/sdk/input_limits.h"
@@ -18,12 +19,6 @@ namespace trtllm_run::perf {
 namespace {
 
 constexpr std::size_t kMaxResultBytes = 64u << 20;
-
-std::string Fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
-  return buffer;
-}
 
 }  // namespace
 
@@ -93,11 +88,12 @@ Result<Comparison> CompareWorkDirs(const std::string& a, const std::string& b) {
 std::string FormatComparison(const Comparison& comparison) {
   std::vector<std::vector<std::string>> cells = {{"metric", "A", "B", "change", ""}};
   for (const CompareRow& row : comparison.rows) {
-    cells.push_back(
-        {row.metric + (row.unit.empty() ? "" : " (" + row.unit + ")"),
-         row.a ? Fixed(*row.a, 4) : "-", row.b ? Fixed(*row.b, 4) : "-",
-         row.change ? (*row.change >= 0 ? "+" : "") + Fixed(*row.change * 100, 2) + "%" : "-",
-         row.verdict});
+    cells.push_back({row.metric + (row.unit.empty() ? "" : " (" + row.unit + ")"),
+                     row.a ? FixedDecimals(*row.a, 4) : "-", row.b ? FixedDecimals(*row.b, 4) : "-",
+                     row.change
+                         ? (*row.change >= 0 ? "+" : "") + FixedDecimals(*row.change * 100, 2) + "%"
+                         : "-",
+                     row.verdict});
   }
   std::vector<std::size_t> width(5, 0);
   for (const auto& line : cells) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "model/decimal.h"
 #include "perf/perf_metrics.h"
 
 namespace trtllm_run::perf {
@@ -14,12 +15,6 @@ bool Usable(double value) { return std::isfinite(value) && value > 0; }
 
 bool Misses(double value, double baseline, double threshold, bool maximize) {
   return maximize ? value < baseline * (1 - threshold) : value > baseline * (1 + threshold);
-}
-
-std::string Fixed(double value, int decimals) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.*f", decimals, value);
-  return buffer;
 }
 
 }  // namespace
@@ -123,8 +118,9 @@ PerfGate EvaluateGate(const GateInput& input) {
       if (Misses(latest->second, baseline, pre_merge_thresholds[metric], directions[metric])) {
         gate.exempt = true;
         gate.notes.push_back("exempt: the latest post-merge " + metric + " (" +
-                             Fixed(latest->second, 4) + ") misses the pre-merge gate itself (" +
-                             "baseline " + Fixed(baseline, 4) + "): main has regressed");
+                             FixedDecimals(latest->second, 4) +
+                             ") misses the pre-merge gate itself (" + "baseline " +
+                             FixedDecimals(baseline, 4) + "): main has regressed");
         break;
       }
     }
@@ -136,9 +132,9 @@ std::string FormatGateTable(const PerfGate& gate) {
   std::vector<std::vector<std::string>> cells = {
       {"metric", "new", "baseline", "threshold", "change", ""}};
   for (const PerfGateRow& row : gate.rows) {
-    cells.push_back({row.metric, Fixed(row.new_value, 4), Fixed(row.baseline, 4),
-                     Fixed(row.threshold * 100, 1) + "%",
-                     (row.change >= 0 ? "+" : "") + Fixed(row.change * 100, 2) + "%",
+    cells.push_back({row.metric, FixedDecimals(row.new_value, 4), FixedDecimals(row.baseline, 4),
+                     FixedDecimals(row.threshold * 100, 1) + "%",
+                     (row.change >= 0 ? "+" : "") + FixedDecimals(row.change * 100, 2) + "%",
                      row.regressed ? "REGRESSED" : (row.gated ? "ok" : "")});
   }
   std::vector<std::size_t> width(6, 0);

@@ -48,9 +48,10 @@
 namespace trtllm_run {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
+
+using Clock = std::chrono::steady_clock;
 
 const char kHeldJobName[] = "trtllm-run-held";
 const char kDefaultAllocTime[] = "01:00:00";
