@@ -153,8 +153,7 @@ TEST_CASE("StopRecordedJob stops the proven group, spares a reused pid and an un
     if (child == 0) {
       ::setpgid(0, 0);
       ::signal(SIGTERM, SIG_IGN);
-      char* env[] = {const_cast<char*>(ready.c_str()), const_cast<char*>(marker.c_str()),
-                     nullptr};
+      char* env[] = {const_cast<char*>(ready.c_str()), const_cast<char*>(marker.c_str()), nullptr};
       char* ready_env[] = {const_cast<char*>(ready.c_str()), nullptr};
       ::execle("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr), marked ? env : ready_env);
       ::_exit(127);

@@ -359,7 +359,8 @@ void ReportVerdict(const RunContext& ctx, std::size_t i, RunResult result, std::
   if (ctx.options.on_verdict) ctx.options.on_verdict(outcome);
   const std::size_t done = ++ctx.done_total;
   progress << "trtllm-run: [" << done << "/" << ctx.planned.size() << "] " << outcome.entry.origin
-           << " " << CaseLabel(outcome) << kKeepWhole << ": " << RunStatusName(outcome.result.status)
+           << " " << CaseLabel(outcome) << kKeepWhole << ": "
+           << RunStatusName(outcome.result.status)
            << (outcome.job_id.empty() ? "" : " (job " + outcome.job_id + ")") << " in "
            << Seconds(outcome.result.duration_seconds) << "\n";
 }
