@@ -16,6 +16,7 @@
 
 #include "model/dir_util.h"
 #include "model/plugin_call.h"
+#include "placement/routing.h"
 #include "runtime/execute_finish.h"
 #include "slurm/submit/slurm_internal.h"
 #include "slurm/watch/shared_watcher.h"
@@ -274,7 +275,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
   SlurmWatchOptions watch_options;
   {
     JobSpec any;
-    any.scenario = "local_slurm";
+    any.scenario = kLocalSlurmExecutor;
     ExecContext context;
     context.progress = progress;
     context.kill_grace_seconds = options.kill_grace_seconds;

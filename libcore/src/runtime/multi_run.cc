@@ -27,6 +27,7 @@
 
 #include "model/dir_util.h"
 #include "model/plugin_call.h"
+#include "placement/routing.h"
 #include "runtime/cases_array.h"
 #include "runtime/cases_dir.h"
 #include "runtime/cases_report.h"
@@ -549,7 +550,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   std::vector<std::size_t> array_cases;
   for (std::size_t i = 0; i < planned->size(); ++i) {
     const PlannedCase& plan = planned.value()[i];
-    if (SlurmArraysEnabled() && plan.scenario == "local_slurm" &&
+    if (SlurmArraysEnabled() && plan.scenario == kLocalSlurmExecutor &&
         !plan.request.persistent_mode.value_or(false)) {
       in_arrays[i] = true;
       array_cases.push_back(i);
@@ -598,7 +599,7 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
       ReportVerdict(context, i, std::move(result), array_progress, &run);
     };
     SessionReport report;
-    report.scenario = "local_slurm";
+    report.scenario = kLocalSlurmExecutor;
     report.cases = static_cast<int>(array_cases.size());
     report.stats = RunArrayCases(runtime, planned.value(), array_cases, array_options);
     run.sessions.push_back(std::move(report));
