@@ -80,6 +80,25 @@ TEST_CASE("image tags parsing: comments, quotes, export, interpolation, errors",
   CHECK_THAT(undefined.status().message(), Catch::Contains("${NOPE}"));
 }
 
+TEST_CASE("image tags parsing: a value doubling itself line by line is refused at 4 KiB",
+          "[image]") {
+  // 40 lines of A=${A}${A} would make A 2^40 bytes (the fuzzer's timeout).
+  std::string text = "A=\"nvcr.io/nvidia/x:1\"\n";
+  for (int i = 0; i < 40; ++i) text += "A=\"${A}${A}\"\n";
+  Result<ImageTags> doubled = ParseImageTags(text, "tags.properties");
+  REQUIRE_FALSE(doubled.ok());
+  CHECK(doubled.status().code() == StatusCode::kInvalidInput);
+  // nvcr.io/nvidia/x:1 is 18 bytes: 18 * 2^8 = 4608 > 4096 on the 8th doubling, line 9.
+  CHECK_THAT(doubled.status().message(),
+             Catch::Contains("tags.properties:9") && Catch::Contains("4096 bytes"));
+  // Up to the cap a value may still reuse others.
+  Result<ImageTags> fine = ParseImageTags(
+      "BASE=nvcr.io/nvidia\nIMAGE=${BASE}/pytorch:25.01\nSBSA=${BASE}/pytorch:25.01-sbsa\n",
+      "tags.properties");
+  REQUIRE(fine.ok());
+  CHECK(fine->values["SBSA"] == "nvcr.io/nvidia/pytorch:25.01-sbsa");
+}
+
 TEST_CASE("missing tags file or key: errors name the file and the keys present", "[image]") {
   TempDir repo;
   Result<ImageResolution> missing = ResolveContainerImage("", repo.path(), "", "x86_64");

@@ -21,7 +21,13 @@ std::string Strip(std::string_view text) {
   return std::string(text.substr(begin, end - begin));
 }
 
-// Expands ${VAR} and $VAR from `values`. An unknown variable is an error naming it.
+// The longest value a line may expand to. An image reference is at most a few hundred
+// bytes; without a cap, `A=${A}${A}` repeated doubles A on every line, and a 7 KB file
+// expanded to gigabytes (found by fuzz_image_tags).
+constexpr size_t kMaxExpandedValueBytes = 4096;
+
+// Expands ${VAR} and $VAR from `values`. An unknown variable is an error naming it; so is
+// a result longer than kMaxExpandedValueBytes.
 Result<std::string> Interpolate(const std::string& value, const ImageTags& tags,
                                 const std::string& where) {
   std::string out;
@@ -50,6 +56,12 @@ Result<std::string> Interpolate(const std::string& value, const ImageTags& tags,
     if (found == tags.values.end()) {
       return Status::InvalidInput(where + ": '" + value + "' uses ${" + name +
                                   "}, which is not defined above it");
+    }
+    if (out.size() + found->second.size() > kMaxExpandedValueBytes) {
+      return Status::InvalidInput(where + ": the value expands to more than " +
+                                      std::to_string(kMaxExpandedValueBytes) + " bytes",
+                                  "an image tag line is KEY=\"registry/name:tag\", with "
+                                  "${VAR} naming values defined above it");
     }
     out += found->second;
     i = next - 1;
