@@ -219,8 +219,15 @@ Result<CommandOutput> RunCaptured(const std::vector<std::string>& argv,
       if (::waitpid(pid, &raw, WNOHANG) == pid) status = raw;
     }
     if (status && ProcessGroupMembers(pid).empty()) {
-      // Everything of the group ended: what is still in the pipes was read above; a
-      // writer outside the group (a daemon it started) is not waited for.
+      // Everything of the group ended, but what it wrote after the drain above and before
+      // it exited is still in the pipes: read that once more (bounded: a writer outside
+      // the group, a daemon it started, is not waited for).
+      for (int reads = 0; reads < 16 && (out_read.get() >= 0 || err_read.get() >= 0); ++reads) {
+        const std::size_t before = output.stdout_text.size() + output.stderr_text.size();
+        drain(&out_read, &output.stdout_text);
+        drain(&err_read, &output.stderr_text);
+        if (output.stdout_text.size() + output.stderr_text.size() == before) break;
+      }
       break;
     }
     const Clock::time_point now = Clock::now();
