@@ -3,6 +3,8 @@
 #ifndef TRTLLM_RUN_OS_CAPTURED_RUN_H_
 #define TRTLLM_RUN_OS_CAPTURED_RUN_H_
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -11,6 +13,23 @@
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::internal {
+
+// Owns a file descriptor: closes it once, at Close() or destruction.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd() { Close(); }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  void Close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
 
 // Seconds between SIGTERM and SIGKILL when a deadline passes.
 inline constexpr double kDeadlineGraceSeconds = 2.0;

@@ -33,25 +33,9 @@ namespace trtllm_run {
 namespace {
 
 namespace fs = std::filesystem;
+using internal::Fd;
 
 const char kSecretVariable[] = "TRTLLM_RUN_SSH_ASKPASS_SECRET";
-
-// Closes a descriptor once.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd() { Close(); }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  void Close() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_;
-};
 
 // Starts argv with stdin/stdout/stderr on the given descriptors, nothing else inherited,
 // default signal dispositions and an empty signal mask.
