@@ -50,6 +50,24 @@ TEST_CASE("ClosestName: the nearest candidate within a third of the word", "[edi
   CHECK(ClosestName("--zzzzzzzz", flags).empty());
   CHECK(EditDistance("status", "statsu") == 1);
   CHECK(EditDistance("", "abc") == 3);
+  CHECK(EditDistance("kitten", "sitting") == 3);
+  CHECK(EditDistance("ca", "abc") == 3);  // optimal string alignment: no edit of a swapped pair
+  CHECK(EditDistance("abcdef", "abdcef") == 1);
+  CHECK(EditDistance("abc", "") == 3);
+}
+
+// Names come from files anyone writes (a checkout's stage table): a long one is compared
+// in memory linear in its length, and a word past 256 bytes gets no suggestion at all (the
+// old full table for a 5,000-byte word against a 200,000-byte name was 8 GB).
+TEST_CASE("ClosestName: long names are not compared and cost linear memory", "[edit_distance]") {
+  const std::string long_name = "A10-PyTorch-" + std::string(200000, 'x');
+  CHECK(EditDistance(long_name, long_name + "yz") == 2);
+  CHECK(EditDistance(std::string(3000, 'a'), std::string(3000, 'b')) == 3000);
+  const std::string word(300, 'w');
+  CHECK(ClosestName(word, {word + "x"}).empty());  // past 256 bytes: no suggestion
+  const std::string at_limit(256, 'w');
+  CHECK(ClosestName(at_limit, {"short", at_limit + "x"}) == at_limit + "x");
+  CHECK(ClosestName("PyTorch", {long_name, "PyTorhc"}) == "PyTorhc");
 }
 
 }  // namespace

@@ -12,11 +12,13 @@
 
 namespace trtllm_run {
 
-// Optimal string alignment distance: Levenshtein plus adjacent transpositions.
+// Optimal string alignment distance: Levenshtein plus adjacent transpositions. Time
+// O(|a| * |b|), memory O(|b|).
 TRTLLM_RUN_API std::size_t EditDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, or "" when none is within max(2, |word| / 3) edits
-// (ties: the first in `candidates`).
+// (ties: the first in `candidates`); "" for a `word` over 256 bytes. Candidates whose length
+// is out of reach are skipped, so a long name in a table costs no comparison.
 TRTLLM_RUN_API std::string ClosestName(std::string_view word,
                                        const std::vector<std::string>& candidates);
 
