@@ -17,7 +17,7 @@ struct LoadedLibPq {
 
 // Resolves `name` into `*slot`; false (and `*missing` = name) when the library lacks it.
 template <typename Function>
-bool Resolve(void* library, const char* name, Function* slot, std::string* missing) {
+bool ResolveLibPqSymbol(void* library, const char* name, Function* slot, std::string* missing) {
   void* address = dlsym(library, name);
   if (address == nullptr) {
     *missing = name;
@@ -27,7 +27,7 @@ bool Resolve(void* library, const char* name, Function* slot, std::string* missi
   return true;
 }
 
-Status NotLoadable(const std::string& why) {
+Status LibPqNotLoadable(const std::string& why) {
   return Status::NotFound(std::string("a PostgreSQL history store needs ") + kLibPqSoname +
                               " (PostgreSQL's client library), which cannot be loaded: " + why,
                           std::string("install the Debian package ") + kLibPqDebianPackage +
@@ -35,60 +35,61 @@ Status NotLoadable(const std::string& why) {
                               "), or give --history a SQLite file");
 }
 
-LoadedLibPq Load() {
+LoadedLibPq LoadLibPqOnce() {
   LoadedLibPq loaded;
   // RTLD_NOW: a missing symbol of libpq's own dependencies fails here, not mid-query.
   // RTLD_LOCAL: its symbols stay out of the global namespace (no plugin binds to them).
   void* library = dlopen(kLibPqSoname, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = dlerror();
-    loaded.status = NotLoadable(why != nullptr ? why : "dlopen failed");
+    loaded.status = LibPqNotLoadable(why != nullptr ? why : "dlopen failed");
     return loaded;
   }
   LibPq& f = loaded.functions;
   std::string missing;
-  const bool all = Resolve(library, "PQconninfoParse", &f.PQconninfoParse, &missing) &&
-                   Resolve(library, "PQconninfoFree", &f.PQconninfoFree, &missing) &&
-                   Resolve(library, "PQfreemem", &f.PQfreemem, &missing) &&
-                   Resolve(library, "PQconnectdbParams", &f.PQconnectdbParams, &missing) &&
-                   Resolve(library, "PQsetNoticeProcessor", &f.PQsetNoticeProcessor, &missing) &&
-                   Resolve(library, "PQstatus", &f.PQstatus, &missing) &&
-                   Resolve(library, "PQerrorMessage", &f.PQerrorMessage, &missing) &&
-                   Resolve(library, "PQreset", &f.PQreset, &missing) &&
-                   Resolve(library, "PQfinish", &f.PQfinish, &missing) &&
-                   Resolve(library, "PQexec", &f.PQexec, &missing) &&
-                   Resolve(library, "PQexecParams", &f.PQexecParams, &missing) &&
-                   Resolve(library, "PQresultStatus", &f.PQresultStatus, &missing) &&
-                   Resolve(library, "PQresultErrorMessage", &f.PQresultErrorMessage, &missing) &&
-                   Resolve(library, "PQresultErrorField", &f.PQresultErrorField, &missing) &&
-                   Resolve(library, "PQntuples", &f.PQntuples, &missing) &&
-                   Resolve(library, "PQgetvalue", &f.PQgetvalue, &missing) &&
-                   Resolve(library, "PQgetlength", &f.PQgetlength, &missing) &&
-                   Resolve(library, "PQgetisnull", &f.PQgetisnull, &missing) &&
-                   Resolve(library, "PQcmdTuples", &f.PQcmdTuples, &missing) &&
-                   Resolve(library, "PQclear", &f.PQclear, &missing);
+  const bool all =
+      ResolveLibPqSymbol(library, "PQconninfoParse", &f.PQconninfoParse, &missing) &&
+      ResolveLibPqSymbol(library, "PQconninfoFree", &f.PQconninfoFree, &missing) &&
+      ResolveLibPqSymbol(library, "PQfreemem", &f.PQfreemem, &missing) &&
+      ResolveLibPqSymbol(library, "PQconnectdbParams", &f.PQconnectdbParams, &missing) &&
+      ResolveLibPqSymbol(library, "PQsetNoticeProcessor", &f.PQsetNoticeProcessor, &missing) &&
+      ResolveLibPqSymbol(library, "PQstatus", &f.PQstatus, &missing) &&
+      ResolveLibPqSymbol(library, "PQerrorMessage", &f.PQerrorMessage, &missing) &&
+      ResolveLibPqSymbol(library, "PQreset", &f.PQreset, &missing) &&
+      ResolveLibPqSymbol(library, "PQfinish", &f.PQfinish, &missing) &&
+      ResolveLibPqSymbol(library, "PQexec", &f.PQexec, &missing) &&
+      ResolveLibPqSymbol(library, "PQexecParams", &f.PQexecParams, &missing) &&
+      ResolveLibPqSymbol(library, "PQresultStatus", &f.PQresultStatus, &missing) &&
+      ResolveLibPqSymbol(library, "PQresultErrorMessage", &f.PQresultErrorMessage, &missing) &&
+      ResolveLibPqSymbol(library, "PQresultErrorField", &f.PQresultErrorField, &missing) &&
+      ResolveLibPqSymbol(library, "PQntuples", &f.PQntuples, &missing) &&
+      ResolveLibPqSymbol(library, "PQgetvalue", &f.PQgetvalue, &missing) &&
+      ResolveLibPqSymbol(library, "PQgetlength", &f.PQgetlength, &missing) &&
+      ResolveLibPqSymbol(library, "PQgetisnull", &f.PQgetisnull, &missing) &&
+      ResolveLibPqSymbol(library, "PQcmdTuples", &f.PQcmdTuples, &missing) &&
+      ResolveLibPqSymbol(library, "PQclear", &f.PQclear, &missing);
   if (!all) {
     // The handle is kept: a library that was loaded stays loaded, as the table never is.
-    loaded.status = NotLoadable("it has no function " + missing);
+    loaded.status = LibPqNotLoadable("it has no function " + missing);
   }
   return loaded;
 }
 
-const LoadedLibPq& Loaded() {
-  static const LoadedLibPq loaded = Load();  // once per process, thread-safe (C++11)
+const LoadedLibPq& LoadedLibPqTable() {
+  static const LoadedLibPq loaded = LoadLibPqOnce();  // once per process, thread-safe (C++11)
   return loaded;
 }
 
 }  // namespace
 
 Result<const LibPq*> LoadLibPq() {
-  const LoadedLibPq& loaded = Loaded();
+  const LoadedLibPq& loaded = LoadedLibPqTable();
   if (!loaded.status.ok()) return loaded.status;
   return &loaded.functions;
 }
 
 const LibPq& Pq() {
-  const LoadedLibPq& loaded = Loaded();
+  const LoadedLibPq& loaded = LoadedLibPqTable();
   if (!loaded.status.ok()) std::abort();  // a caller that skipped LoadLibPq: a bug
   return loaded.functions;
 }
