@@ -24,6 +24,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # The package's own library: dpkg-shlibdeps finds it here, not among installed packages.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS "${PROJECT_BINARY_DIR}/${CMAKE_INSTALL_LIBDIR}")
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "bash")
+# libpq5: loaded with dlopen for a PostgreSQL history store (history/libpq.cc), so
+# dpkg-shlibdeps cannot see it; the feature ships, so the package depends on it.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "bash, libpq5")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "docker.io, slurm-client, openssh-client, python3")
 include(CPack)

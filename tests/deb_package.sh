@@ -42,7 +42,7 @@ echo "== metadata: the Depends of the shared libraries and of the commands run"
 depends=$(dpkg-deb -f "$deb" Depends)
 echo "   Depends: $depends"
 for package in bash libboost-program-options1.81.0 libboost-filesystem1.81.0 libyaml-cpp0.7 \
-  libsqlite3-0 libstdc++6 libc6; do
+  libsqlite3-0 libstdc++6 libc6 libpq5; do
   [[ ", $depends," == *", $package"[\ ,]* ]] || fail "Depends lacks $package: $depends"
 done
 

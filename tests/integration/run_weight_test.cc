@@ -3,6 +3,8 @@
 // its peak RSS (GNU time's %M) stays within 1.2x that of `plan` of the same case (no
 // buffer sized by a cap instead of by the file read), and its job is not started by a
 // fork() of the whole process.
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <regex>
@@ -69,6 +71,38 @@ TEST_CASE("run weight: no /proc entry of a process outside the job is opened", "
   for (const std::string& pid : foreign) listed += " " + pid;
   INFO("traced pids: " << traced.size() << "; /proc entries of other processes opened:" << listed);
   CHECK(foreign.empty());
+}
+
+// Every file WriteFileAtomic wrote (job_spec.json, the script, result.json, ...) read
+// /proc/self/status for the umask to fchmod its mkstemp file from 0600: the temporary file
+// is now created with mode 0666 and the kernel applies the umask. The files still get the
+// mode a plain file would under the caller's umask (here 027: 0640).
+TEST_CASE("run weight: written files follow the umask without reading /proc/self/status",
+          "[run_weight]") {
+  TempDir root("run_weight_umask");
+  const std::string trace = root.path() + "/strace.txt";
+  CliRun run = RunWrapped(
+      {"ASAN_OPTIONS=halt_on_error=1:detect_leaks=0", "strace", "-f", "-qq", "-e",
+       "trace=open,openat,openat2", "-o", trace, "/bin/sh", "-c", "umask 027 && exec \"$@\"", "sh"},
+      "run", root, "umask");
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  const std::string text = ReadTextFile(trace);
+  REQUIRE(text.find("job_spec.json") != std::string::npos);  // the trace saw the writes
+  std::size_t status_reads = 0;
+  for (std::size_t at = text.find("/status\""); at != std::string::npos;
+       at = text.find("/status\"", at + 1)) {
+    ++status_reads;
+  }
+  CHECK(status_reads == 0);
+  const std::string work_dir = FindSingleWorkDir(root.path());
+  REQUIRE_FALSE(work_dir.empty());
+  for (const char* name : {"job_spec.json", "result.json"}) {
+    struct stat st {};
+    REQUIRE(::stat((work_dir + "/" + name).c_str(), &st) == 0);
+    INFO(name << " mode " << std::oct << (st.st_mode & 0777));
+    CHECK((st.st_mode & 0777) == 0640);
+  }
 }
 
 // fork() of trtllm-run copied the page tables of the whole process and made the parent

@@ -1,8 +1,6 @@
 // The PostgreSQL backend of HistoryStore (history_store.h): a team's shared history on a
 // server. Same tables and queries as the SQLite backend; timestamps stay ISO 8601 text
 // (collated "C", so they order as the SQLite store's do).
-#include <libpq-fe.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +12,7 @@
 
 #include "history/history_postgres_url.h"
 #include "history/history_store.h"
+#include "history/libpq.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run::history {
@@ -155,27 +154,27 @@ class Params {
 
 using ResultPtr = std::unique_ptr<PGresult, void (*)(PGresult*)>;
 
-ResultPtr Wrap(PGresult* result) { return ResultPtr(result, PQclear); }
+ResultPtr Wrap(PGresult* result) { return ResultPtr(result, Pq().PQclear); }
 
 std::string Cell(const PGresult* result, int row, int column) {
-  return std::string(PQgetvalue(result, row, column),
-                     static_cast<std::size_t>(PQgetlength(result, row, column)));
+  return std::string(Pq().PQgetvalue(result, row, column),
+                     static_cast<std::size_t>(Pq().PQgetlength(result, row, column)));
 }
 
 std::int64_t IntCell(const PGresult* result, int row, int column) {
-  return PQgetisnull(result, row, column)
+  return Pq().PQgetisnull(result, row, column)
              ? 0
-             : std::strtoll(PQgetvalue(result, row, column), nullptr, 10);
+             : std::strtoll(Pq().PQgetvalue(result, row, column), nullptr, 10);
 }
 
 std::optional<double> RealCell(const PGresult* result, int row, int column) {
-  if (PQgetisnull(result, row, column)) return std::nullopt;
-  return std::strtod(PQgetvalue(result, row, column), nullptr);
+  if (Pq().PQgetisnull(result, row, column)) return std::nullopt;
+  return std::strtod(Pq().PQgetvalue(result, row, column), nullptr);
 }
 
 // A failed statement's SQLSTATE ("" when the connection itself failed).
 std::string SqlState(const PGresult* result) {
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const char* state = result ? Pq().PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   return state ? state : "";
 }
 
@@ -187,7 +186,7 @@ class PostgresStore : public HistoryStore {
  public:
   PostgresStore(std::string url, PGconn* conn)
       : shown_(RedactPostgresUrl(url)), secrets_(PostgresUrlSecrets(url)), conn_(conn) {}
-  ~PostgresStore() override { PQfinish(conn_); }
+  ~PostgresStore() override { Pq().PQfinish(conn_); }
 
   const std::string& location() const override { return shown_; }
 
@@ -211,8 +210,8 @@ class PostgresStore : public HistoryStore {
  private:
   // The message of a failure: what was being done and libpq's reason, without a password.
   Status Error(const std::string& what, const PGresult* result) const {
-    const char* reason = result ? PQresultErrorMessage(result) : "";
-    if (reason == nullptr || *reason == '\0') reason = PQerrorMessage(conn_);
+    const char* reason = result ? Pq().PQresultErrorMessage(result) : "";
+    if (reason == nullptr || *reason == '\0') reason = Pq().PQerrorMessage(conn_);
     return Status::IoError("history store " + shown_ + ": " + what + ": " +
                            WithoutSecrets(reason, secrets_));
   }
@@ -220,9 +219,9 @@ class PostgresStore : public HistoryStore {
   Result<ResultPtr> Exec(const std::string& sql, const Params& params, ExecStatusType expected,
                          const std::string& what, std::string* state = nullptr) {
     const std::vector<const char*> values = params.Pointers();
-    ResultPtr result = Wrap(PQexecParams(conn_, sql.c_str(), params.size(), nullptr, values.data(),
-                                         nullptr, nullptr, 0));
-    if (PQresultStatus(result.get()) != expected) {
+    ResultPtr result = Wrap(Pq().PQexecParams(conn_, sql.c_str(), params.size(), nullptr,
+                                              values.data(), nullptr, nullptr, 0));
+    if (Pq().PQresultStatus(result.get()) != expected) {
       if (state != nullptr) *state = SqlState(result.get());
       return Error(what, result.get());
     }
@@ -230,8 +229,8 @@ class PostgresStore : public HistoryStore {
   }
   // Runs `sql`, which may be several statements and takes no parameters (a migration).
   Status ExecScript(const std::string& sql, const std::string& what, std::string* state) {
-    ResultPtr result = Wrap(PQexec(conn_, sql.c_str()));
-    if (PQresultStatus(result.get()) != PGRES_COMMAND_OK) {
+    ResultPtr result = Wrap(Pq().PQexec(conn_, sql.c_str()));
+    if (Pq().PQresultStatus(result.get()) != PGRES_COMMAND_OK) {
       *state = SqlState(result.get());
       return Error(what, result.get());
     }
@@ -241,13 +240,13 @@ class PostgresStore : public HistoryStore {
   Result<ResultPtr> Query(const std::string& sql, const Params& params, const std::string& what) {
     EnsureConnected();
     Result<ResultPtr> result = Exec(sql, params, PGRES_TUPLES_OK, what);
-    if (result.ok() || PQstatus(conn_) == CONNECTION_OK) return result;
-    PQreset(conn_);
+    if (result.ok() || Pq().PQstatus(conn_) == CONNECTION_OK) return result;
+    Pq().PQreset(conn_);
     return Exec(sql, params, PGRES_TUPLES_OK, what);
   }
   // A connection the server closed (restarted, idle timeout) is opened again once.
   void EnsureConnected() {
-    if (PQstatus(conn_) != CONNECTION_OK) PQreset(conn_);
+    if (Pq().PQstatus(conn_) != CONNECTION_OK) Pq().PQreset(conn_);
   }
   // Runs `body` in a transaction: committed, or rolled back and run again (up to
   // kTransactionTries) on a serialization failure or deadlock, or once on a connection
@@ -278,12 +277,12 @@ Status PostgresStore::Transaction(const std::function<Status(std::string* state)
       status = committed.status();
     }
     last = status;
-    if (PQstatus(conn_) != CONNECTION_OK) {
+    if (Pq().PQstatus(conn_) != CONNECTION_OK) {
       if (reconnected || commit_sent) return last;
       reconnected = true;
       continue;
     }
-    PQclear(PQexec(conn_, "ROLLBACK"));
+    Pq().PQclear(Pq().PQexec(conn_, "ROLLBACK"));
     if (!Retryable(state)) return last;
     std::this_thread::sleep_for(std::chrono::milliseconds(20 * (attempt + 1)));
   }
@@ -348,7 +347,7 @@ Status PostgresStore::Record(const CaseRecord& record) {
 // commit, branch, outcome, attempt, duration, signature, work_dir, stage, shard.
 std::vector<OutcomeRow> OutcomeRows(const PGresult* result) {
   std::vector<OutcomeRow> rows;
-  for (int i = 0; i < PQntuples(result); ++i) {
+  for (int i = 0; i < Pq().PQntuples(result); ++i) {
     OutcomeRow row;
     row.recorded_at = Cell(result, i, 0);
     row.commit = Cell(result, i, 1);
@@ -381,7 +380,7 @@ Result<std::vector<OutcomeRow>> PostgresStore::Outcomes(const std::string& name,
       "ORDER BY t.recorded_at DESC, t.id DESC LIMIT $2::bigint",
       params, "reading a test's outcomes");
   if (!tests.ok()) return tests.status();
-  if (PQntuples(tests->get()) > 0) return OutcomeRows(tests->get());
+  if (Pq().PQntuples(tests->get()) > 0) return OutcomeRows(tests->get());
   Result<ResultPtr> cases = Query(
       "SELECT recorded_at, commit_sha, branch, verdict, attempt, duration_seconds, "
       "signature, work_dir, stage, shard FROM cases WHERE name = $1 "
@@ -406,7 +405,7 @@ Result<std::vector<CommitCounts>> PostgresStore::CountsByCommit(const std::strin
   if (!result.ok()) return result.status();
   std::vector<CommitCounts> counts;
   const PGresult* rows = result->get();
-  for (int i = 0; i < PQntuples(rows); ++i) {
+  for (int i = 0; i < Pq().PQntuples(rows); ++i) {
     CommitCounts row;
     row.node_id = Cell(rows, i, 0);
     row.commit = Cell(rows, i, 1);
@@ -428,7 +427,7 @@ Result<std::map<std::string, double>> PostgresStore::MeanDurations() {
       Params(), "reading durations");
   if (!result.ok()) return result.status();
   std::map<std::string, double> durations;
-  for (int i = 0; i < PQntuples(result->get()); ++i) {
+  for (int i = 0; i < Pq().PQntuples(result->get()); ++i) {
     durations[Cell(result->get(), i, 0)] = RealCell(result->get(), i, 1).value_or(0);
   }
   return durations;
@@ -447,7 +446,7 @@ Result<std::int64_t> PostgresStore::Prune(const std::string& before) {
     Result<ResultPtr> cases = Exec("DELETE FROM cases WHERE recorded_at < $1", params,
                                    PGRES_COMMAND_OK, "pruning cases", state);
     if (!cases.ok()) return cases.status();
-    removed = std::strtoll(PQcmdTuples(cases->get()), nullptr, 10);
+    removed = std::strtoll(Pq().PQcmdTuples(cases->get()), nullptr, 10);
     Result<ResultPtr> perf = Exec("DELETE FROM perf_points WHERE recorded_at < $1", params,
                                   PGRES_COMMAND_OK, "pruning perf points", state);
     return perf.ok() ? Status::Ok() : perf.status();
@@ -460,7 +459,7 @@ Result<std::int64_t> PostgresStore::Prune(const std::string& before) {
 // newest first within it: the first row of each id.
 std::vector<LatestOutcome> FirstPerId(const PGresult* result) {
   std::vector<LatestOutcome> rows;
-  for (int i = 0; i < PQntuples(result); ++i) {
+  for (int i = 0; i < Pq().PQntuples(result); ++i) {
     std::string id = Cell(result, i, 0);
     if (!rows.empty() && rows.back().id == id) continue;
     rows.push_back({std::move(id), Cell(result, i, 1), Cell(result, i, 2), Cell(result, i, 3)});
@@ -536,7 +535,7 @@ Result<std::vector<PerfPointRecord>> PostgresStore::PerfPoints(const std::string
   if (!result.ok()) return result.status();
   std::vector<PerfPointRecord> points;
   const PGresult* rows = result->get();
-  for (int i = 0; i < PQntuples(rows); ++i) {
+  for (int i = 0; i < Pq().PQntuples(rows); ++i) {
     PerfPointRecord point;
     point.recorded_at = Cell(rows, i, 0);
     point.match_key = Cell(rows, i, 1);
@@ -627,17 +626,17 @@ Result<PGconn*> Connect(const std::string& url) {
   keywords.insert(keywords.end(),
                   {"fallback_application_name", "client_encoding", "dbname", nullptr});
   values.insert(values.end(), {"trtllm-run", "UTF8", url.c_str(), nullptr});
-  PGconn* conn = PQconnectdbParams(keywords.data(), values.data(), 1);
+  PGconn* conn = Pq().PQconnectdbParams(keywords.data(), values.data(), 1);
   if (conn == nullptr)
     return Status::IoError("history store " + RedactPostgresUrl(url) + ": out of memory");
-  if (PQstatus(conn) != CONNECTION_OK) {
-    const std::string why = WithoutSecrets(PQerrorMessage(conn), PostgresUrlSecrets(url));
-    PQfinish(conn);
+  if (Pq().PQstatus(conn) != CONNECTION_OK) {
+    const std::string why = WithoutSecrets(Pq().PQerrorMessage(conn), PostgresUrlSecrets(url));
+    Pq().PQfinish(conn);
     return Status::IoError("history store " + RedactPostgresUrl(url) + ": cannot connect: " + why,
                            "is the server up and the URL right? libpq reads the password from "
                            "~/.pgpass, the file $PGPASSFILE names, or $PGPASSWORD");
   }
-  PQsetNoticeProcessor(
+  Pq().PQsetNoticeProcessor(
       conn, [](void*, const char*) {}, nullptr);
   return conn;
 }

@@ -1,12 +1,11 @@
 // PostgreSQL URLs of the history store (history_store.h): which locations are URLs, how a
 // URL is shown without its password, and which URLs a user may give.
-#include <libpq-fe.h>
-
 #include <cctype>
 #include <memory>
 
 #include "history/history_postgres_url.h"
 #include "history/history_store.h"
+#include "history/libpq.h"
 
 namespace trtllm_run::history {
 namespace {
@@ -127,13 +126,16 @@ std::string WithoutSecrets(std::string text, const std::vector<std::string>& sec
 Status CheckPostgresUrlForm(const std::string& url, bool* has_password) {
   *has_password = false;
   const std::string shown = RedactPostgresUrl(url);
+  // libpq parses the URL: loaded here, at the first sight of a PostgreSQL URL.
+  Result<const LibPq*> libpq = LoadLibPq();
+  if (!libpq.ok()) return libpq.status().WithContext("history store " + shown);
   char* error = nullptr;
   std::unique_ptr<PQconninfoOption, void (*)(PQconninfoOption*)> options(
-      PQconninfoParse(url.c_str(), &error), PQconninfoFree);
+      Pq().PQconninfoParse(url.c_str(), &error), Pq().PQconninfoFree);
   if (!options) {
     const std::string why =
         WithoutSecrets(error != nullptr ? error : "out of memory", PostgresUrlSecrets(url));
-    PQfreemem(error);
+    Pq().PQfreemem(error);
     return Status::InvalidInput(
         "history store " + shown + ": not a valid PostgreSQL URL: " + why,
         "e.g. postgresql://USER@HOST:5432/DATABASE (the password in ~/.pgpass)");

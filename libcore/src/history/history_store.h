@@ -172,7 +172,9 @@ TRTLLM_RUN_API std::string RedactPostgresUrl(const std::string& url);
 // A URL a user gave (--history, the config's `history:`): kInvalidInput naming the
 // redacted URL when libpq cannot parse it, when its port or connect_timeout is not a
 // number, or when it carries a password (libpq reads that from ~/.pgpass, $PGPASSFILE or
-// $PGPASSWORD itself; argv and config files are readable by others).
+// $PGPASSWORD itself; argv and config files are readable by others). Loads libpq (the
+// first call with a URL): kNotFound naming libpq.so.5 and the package libpq5 when it
+// cannot be loaded.
 TRTLLM_RUN_API Status CheckPostgresUrl(const std::string& url);
 
 // The PostgreSQL schema's migrations, v1 first (history_postgres.cc): the SQLite schema's
@@ -185,7 +187,7 @@ TRTLLM_RUN_API const std::vector<Migration>& PostgresMigrations();
 // carry a password here (an embedding tool's choice); no message and no location() shows
 // it. kInvalidInput for a URL CheckPostgresUrl refuses for its form or a schema newer
 // than `migrations` know; kIoError naming the redacted URL when the server cannot be
-// reached or refuses.
+// reached or refuses; kNotFound when libpq.so.5 cannot be loaded (history/libpq.h).
 TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenPostgresStore(
     const std::string& url, const std::vector<Migration>& migrations = PostgresMigrations());
 

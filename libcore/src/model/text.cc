@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -13,7 +14,6 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <limits>
 #include <mutex>
 #include <set>
@@ -73,21 +73,21 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The process umask, read without changing it (umask(2) cannot be queried without
-// setting it, which would race with other threads creating files).
-mode_t CurrentUmask() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("Umask:", 0) == 0) {
-      try {
-        return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8));
-      } catch (...) {
-        break;
-      }
-    }
+// Creates a new, empty temporary file beside `path` (".<name>.tmp.<pid>.<n>", O_EXCL: never
+// an existing file or a symlink) with mode 0666 less the umask, as open(O_CREAT) gives a
+// plain file: the kernel applies the umask, so it is never read (the alternative,
+// mkstemp's 0600 plus fchmod, needs it, and umask(2) cannot be queried without setting
+// it). The descriptor, or -1 with errno set; *temp is the name.
+int CreateTempBeside(const std::string& path, std::string* temp) {
+  static std::atomic<unsigned long> counter{0};
+  const std::string prefix =
+      ParentDir(path) + "/." + BaseName(path) + ".tmp." + std::to_string(getpid()) + ".";
+  for (int attempt = 0; attempt < 100; ++attempt) {  // a name left by an earlier process
+    *temp = prefix + std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+    const int fd = open(temp->c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0 || errno != EEXIST) return fd;
   }
-  return 022;
+  return -1;  // errno: EEXIST
 }
 
 // Whether this process created `path` with WriteFileAtomic without syncing it; with
@@ -386,8 +386,8 @@ std::string SanitizeModelName(std::string_view raw) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents) {
-  std::string temp = ParentDir(path) + "/." + BaseName(path) + ".tmp.XXXXXX";
-  int fd = mkostemp(temp.data(), O_CLOEXEC);
+  std::string temp;
+  int fd = CreateTempBeside(path, &temp);
   if (fd < 0) {
     int err = errno;
     return Status::IoError("cannot write " + path + ": creating a temporary file in " +
@@ -408,8 +408,6 @@ Status WriteFileAtomic(const std::string& path, std::string_view contents) {
     }
     written += static_cast<size_t>(n);
   }
-  // mkstemp creates 0600; give the file the mode a plain open(O_CREAT, 0666) would.
-  if (fchmod(fd, 0666 & ~CurrentUmask()) != 0) return fail("setting the file mode", errno);
   // Only a replaced file is synced (contents before the rename, then the directory): an
   // OS crash must not turn a good old version into an empty or missing one. A new file
   // has no old version to lose, nor has a file this process created unsynced (a plan
