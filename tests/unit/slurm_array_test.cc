@@ -2,6 +2,7 @@
 // (sdk/slurm/records.h): chunking to MaxArraySize, the shape that groups cases, the
 // wrapper's quoting, ARRAYJOB_TASK ids from scontrol's array records.
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -117,4 +118,21 @@ TEST_CASE("job arrays: the board counts queued tasks by pending reason and runni
   CHECK(first.running == 0);
   // A count that is negative or zero adds nothing.
   CHECK(CountArrayStates({{"RUNNING", 0}, {"PENDING (x)", -2}}, 0, 1).queued_reasons.empty());
+}
+
+TEST_CASE("job arrays: on by default and TRTLLM_RUN_SLURM_ARRAYS=0 is the escape hatch",
+          "[slurm_array]") {
+  const char* saved = std::getenv("TRTLLM_RUN_SLURM_ARRAYS");
+  const std::string before = saved ? saved : "";
+  ::unsetenv("TRTLLM_RUN_SLURM_ARRAYS");
+  CHECK(trtllm_run::SlurmArraysEnabled());
+  ::setenv("TRTLLM_RUN_SLURM_ARRAYS", "0", 1);
+  CHECK_FALSE(trtllm_run::SlurmArraysEnabled());
+  ::setenv("TRTLLM_RUN_SLURM_ARRAYS", "1", 1);
+  CHECK(trtllm_run::SlurmArraysEnabled());
+  if (saved) {
+    ::setenv("TRTLLM_RUN_SLURM_ARRAYS", before.c_str(), 1);
+  } else {
+    ::unsetenv("TRTLLM_RUN_SLURM_ARRAYS");
+  }
 }

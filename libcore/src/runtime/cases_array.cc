@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 
 bool SlurmArraysEnabled() {
   const char* value = std::getenv(kSlurmArraysEnv);
-  return value != nullptr && std::string(value) == "1";
+  return value == nullptr || std::string(value) != "0";
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> ArrayChunks(std::size_t n, std::size_t max_tasks) {

@@ -17,15 +17,21 @@
 
 #include "trtllm_run/cancel.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/multi_run.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/runtime.h"
 
 namespace trtllm_run {
 
-// $TRTLLM_RUN_SLURM_ARRAYS: "1" submits the local_slurm cases of `run --cases` as job
-// arrays (RunArrayCases); unset or anything else keeps one sbatch per case.
+// $TRTLLM_RUN_SLURM_ARRAYS: "0" keeps one sbatch per local_slurm case of `run --cases`
+// (the escape hatch); unset or anything else submits them as job arrays (RunArrayCases).
 extern const char kSlurmArraysEnv[];
-bool SlurmArraysEnabled();
+TRTLLM_RUN_API bool SlurmArraysEnabled();
+
+// RunCases (multi_run.h) with every case submitted on its own, whatever SlurmArraysEnabled()
+// says: `stage`'s shards (arrays are not yet proven for its shards and reruns).
+Result<MultiRunResult> RunCasesPerCase(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                       const MultiRunOptions& options);
 
 // [begin, end) ranges that cut `n` tasks into chunks of at most `max_tasks` (>= 1; a
 // cluster's MaxArraySize allows task ids 0..MaxArraySize-1, so chunks of MaxArraySize).

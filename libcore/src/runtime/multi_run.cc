@@ -544,8 +544,11 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
 
 }  // namespace
 
-Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& cases,
-                                const MultiRunOptions& options) {
+namespace {
+
+// RunCases, with local_slurm cases as job arrays when `slurm_arrays`.
+Result<MultiRunResult> RunCasesWith(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                    const MultiRunOptions& options, bool slurm_arrays) {
   if (cases.empty()) return Status::InvalidInput("no cases to run");
   if (options.max_parallel < 1 || options.max_parallel_local < 1) {
     return Status::InvalidInput("--max-parallel and --max-parallel-local must be >= 1");
@@ -572,12 +575,12 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
 
   CancellationToken own_cancel;
   CancellationToken* cancel = options.cancel ? options.cancel : &own_cancel;
-  // local_slurm cases as job arrays (cases_array.h), when asked for.
+  // local_slurm cases as job arrays (cases_array.h), unless `slurm_arrays` is off.
   std::vector<bool> in_arrays(planned->size(), false);
   std::vector<std::size_t> array_cases;
   for (std::size_t i = 0; i < planned->size(); ++i) {
     const PlannedCase& plan = planned.value()[i];
-    if (SlurmArraysEnabled() && plan.scenario == kLocalSlurmExecutor &&
+    if (slurm_arrays && plan.scenario == kLocalSlurmExecutor &&
         !plan.request.persistent_mode.value_or(false)) {
       in_arrays[i] = true;
       array_cases.push_back(i);
@@ -649,6 +652,18 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   if (!written.ok()) progress << "trtllm-run: error: " << written.ToString() << "\n";
   progress.flush();
   return run;
+}
+
+}  // namespace
+
+Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                const MultiRunOptions& options) {
+  return RunCasesWith(runtime, cases, options, SlurmArraysEnabled());
+}
+
+Result<MultiRunResult> RunCasesPerCase(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                       const MultiRunOptions& options) {
+  return RunCasesWith(runtime, cases, options, /*slurm_arrays=*/false);
 }
 
 }  // namespace trtllm_run
