@@ -3,13 +3,14 @@
 # --scenario local_slurm` with N custom-command cases (`true`; 1 CPU, 64 MB) against a loop
 # of plain `sbatch --wrap true` of the same N jobs in the same run.
 #
-#   (a) submit side, N cases (default 1,000): every job is submitted held (they never run and
+#   (a) submit side, N cases (default 1,000), one sbatch per case (TRTLLM_RUN_SLURM_ARRAYS=0;
+#       arrays are the default): every job is submitted held (they never run and
 #       block no one), `--max-parallel N` (every case in flight at once, as the loop queues
 #       every job). Measured: wall time from start to all N submitted, sbatch calls,
 #       trtllm-run's peak RSS; then Ctrl-C (SIGINT): time until every job was cancelled and
 #       trtllm-run exited. The same N jobs by the sbatch loop: its wall time to submit; and
 #       by N plain sbatch at once (xargs -P N), what concurrent submission alone costs.
-#   (b) to the verdict, M cases (default 100; the cluster runs 4 at a time): the same, not
+#   (b) to the verdict, M cases per case likewise (default 100; the cluster runs 4 at a time): the same, not
 #       held, to every case's verdict: wall time to all submitted and to all judged.
 #   Planning alone: `trtllm-run plan --cases` of the N cases (per-case planning cost).
 #
@@ -190,7 +191,7 @@ while (($(left_in_queue) > 0)); do sleep 1; done
 a_threads=-
 if [[ $arrays_only == 0 ]]; then
 # (a) N cases, held, SIGINT once all are submitted.
-STOP_AFTER=$cases run_trtllm "$root/held" "$root/run_a" --cases "$root/cases_a.yaml" \
+STOP_AFTER=$cases TRTLLM_RUN_SLURM_ARRAYS=0 run_trtllm "$root/held" "$root/run_a" --cases "$root/cases_a.yaml" \
   "${common[@]}" --max-parallel "$cases"
 a_rc=$run_rc a_hwm=$run_hwm_kb a_maxrss=$run_maxrss_kb a_threads=$run_threads
 a_first=$(first_submit_after "$root/held" "$run_start")
@@ -225,7 +226,7 @@ scancel --name="$tag" >/dev/null 2>&1 || true
 if [[ $arrays_only == 0 ]]; then
 # (b) M cases to the verdict.
 unset STOP_AFTER
-run_trtllm "$root/run" "$root/run_b" --cases "$root/cases_b.yaml" "${common[@]}" \
+TRTLLM_RUN_SLURM_ARRAYS=0 run_trtllm "$root/run" "$root/run_b" --cases "$root/cases_b.yaml" "${common[@]}" \
   --max-parallel "$verdict_cases"
 b_rc=$run_rc b_hwm=$run_hwm_kb b_maxrss=$run_maxrss_kb
 b_submitted=$(last_submit_after "$root/run" "$run_start")

@@ -111,7 +111,9 @@ const char* FilesText() {
 const char* EnvironmentText() {
   return "TRTLLM_RUN_CLUSTERS: the cluster catalog file. TRTLLM_RUN_PLUGIN_PATH: more plugin "
          "directories (colon-separated). TRTLLM_RUN_SLURM_PASSWORD: the SSH password of the "
-         "login node (never stored). XDG_CONFIG_HOME, XDG_DATA_HOME: where the config, "
+         "login node (never stored). TRTLLM_RUN_SLURM_ARRAYS=0: `run --cases` submits each "
+         "local_slurm case on its own instead of as job arrays. XDG_CONFIG_HOME, "
+         "XDG_DATA_HOME: where the config, "
          "catalog and history live. CUDA_VISIBLE_DEVICES: the GPUs a local run may use.";
 }
 

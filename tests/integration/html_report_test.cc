@@ -223,6 +223,10 @@ TEST_CASE("html report: a local_slurm cases run's timeline holds sacct's submit 
                   "--no-history",
                   "--html",
                   page};
+  // Per-case jobs and tasks of one job array (ARRAYJOB_TASK: before, the array's rows were
+  // read by JobIDRaw and no task of it had the scheduler's times).
+  const std::string arrays = GENERATE("0", "1");
+  options.env = {{"TRTLLM_RUN_SLURM_ARRAYS", arrays}};
   options.timeout_seconds = 300;
   CliRun run = RunCli(options);
   INFO(run.Describe());
@@ -233,13 +237,14 @@ TEST_CASE("html report: a local_slurm cases run's timeline holds sacct's submit 
   CHECK(html.find("from the scheduler&#39;s records (sacct)") != std::string::npos);
   std::smatch match;
   std::regex row(
-      "<tr class=\"job\" data-job=\"([0-9]+)\" data-submit=\"([0-9]+)\" "
+      "<tr class=\"job\" data-job=\"([0-9]+(?:_[0-9]+)?)\" data-submit=\"([0-9]+)\" "
       "data-start=\"([0-9]+)\" data-end=\"([0-9]+)\">");
   int jobs = 0;
   for (auto it = std::sregex_iterator(html.begin(), html.end(), row); it != std::sregex_iterator();
        ++it) {
     ++jobs;
     const std::string id = (*it)[1];
+    CHECK((id.find('_') != std::string::npos) == (arrays == "1"));  // a task: ARRAYJOB_TASK
     // The scheduler's own record, read here independently of trtllm-run.
     std::string times = Shell("sacct -X -n -P --format=Submit,Start,End -j " + id +
                               " | head -1 | tr '|' '\\n' | while read t; do date -d \"$t\" +%s; "

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -277,12 +278,18 @@ TEST_CASE("run --cases: 30 Slurm cases, every verdict right, one shared watcher"
   CHECK(Counts(combined) ==
         std::map<std::string, int>{
             {"PASSED", 21}, {"FAILED", 6}, {"TIMEOUT", 2}, {"HANG_DETECTED", 1}});
-  // One session, one watcher for all 30 jobs.
+  // One session, one watcher for all 30 jobs: the 30 cases share a shape, so they are the
+  // 30 tasks of ONE job array (before job arrays by default: 30 sbatch calls).
   REQUIRE(combined["sessions"].Size() == 1);
   const rapidjson::Value& stats = combined["sessions"][0]["stats"];
   CHECK(Str(stats, "watchers") == "1");
   CHECK(Str(stats, "jobs") == "30");
-  CHECK(Str(stats, "submits") == "30");
+  CHECK(Str(stats, "submits") == "1");
+  CHECK(Str(stats, "arrays") == "1");
+  CHECK(Str(stats, "plain_jobs") == "0");
+  std::set<std::string> arrays;
+  for (const std::string& id : ids) arrays.insert(id.substr(0, id.find('_')));
+  CHECK(arrays.size() == 1);
   // The watcher's queries: batched ones ask the controller for all jobs at once (no id
   // argument); a watcher per case would only ever ask for its one job (`show job ID`).
   std::istringstream calls(ReadTextFile(log));
@@ -483,7 +490,10 @@ TEST_CASE(
   CliOptions options;
   options.args = SlurmArgs(repo.path(), repo.path() + "/cases.yaml");
   options.args.insert(options.args.end(), {"--max-parallel", "1"});
-  options.env = {{"PATH", bin.path() + ":" + std::string(::getenv("PATH"))}};
+  // The per-case scheduler's places (TRTLLM_RUN_SLURM_ARRAYS=0, the escape hatch; `stage`
+  // always): as a job array, the throttle (%1) is Slurm's and no place of ours is held.
+  options.env = {{"PATH", bin.path() + ":" + std::string(::getenv("PATH"))},
+                 {"TRTLLM_RUN_SLURM_ARRAYS", "0"}};
   options.timeout_seconds = 240;
   CliRun run = RunCli(options);
   INFO(run.Describe());

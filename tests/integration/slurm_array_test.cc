@@ -1,11 +1,15 @@
 // `run --cases` with TRTLLM_RUN_SLURM_ARRAYS=1 on the real test cluster: cases of one
 // shape are tasks of ONE job array, each task running its own case's script and judged
 // through the array's records; a case of another shape is a plain job.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_harness.h"
 #include "slurm_test_util.h"
@@ -190,4 +194,285 @@ TEST_CASE("run --cases with arrays: scancel of one case's task cancels that case
   CHECK(status["b"] == "PASSED");
   CHECK(ReadTextFile(cancel_log).find("_0") != std::string::npos);
   CHECK(WaitNoProcessWithMarker("sleep 671", 10));
+}
+
+namespace {
+
+// The accounting row of one array task: "STATE" of `sacct -X -j TASK` ("" when none yet).
+std::string TaskAccountingState(const std::string& task_id) {
+  std::string state;
+  for (int tries = 0; tries < 20 && state.empty(); ++tries) {
+    if (tries > 0) Shell("sleep 0.5");
+    state = Shell("sacct -n -X -P -j " + task_id + " -o State | head -n 1");
+    while (!state.empty() && (state.back() == '\n' || state.back() == ' ')) state.pop_back();
+  }
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "run --cases with arrays: a task silent past silence_timeout is HANG_DETECTED and its "
+    "task alone is scancelled",
+    "[slurm][cli][multi][slurm_array]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_array_silence");
+  const std::string marker = UniqueMarker("arsil");
+  // Both cases share a shape (one array); the first goes silent after one line.
+  WriteTextFile(repo.path() + "/cases.yaml",
+                "cases:\n"
+                "  - {name: quiet, model_name: " +
+                    marker +
+                    "_q, custom_cmd: 'echo started; sleep $((600 + 73))', silence_timeout: 5s}\n"
+                    "  - {name: chatty, model_name: " +
+                    marker +
+                    "_c, custom_cmd: 'for i in 1 2 3 4 5 6 7 8; do echo tick $i; sleep 1; "
+                    "done', silence_timeout: 5s}\n");
+  CliOptions options;
+  options.args = ArrayArgs(repo.path());
+  options.env = {{"TRTLLM_RUN_SLURM_ARRAYS", "1"}};
+  options.cwd = repo.path();
+  options.timeout_seconds = 180;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 5);  // HANG_DETECTED
+  CHECK(run.seconds < 90);    // the watchdog, not the 673 s sleep
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 2);
+  std::map<std::string, std::string> status, ids;
+  for (const auto& item : combined["cases"].GetArray()) {
+    const std::string name = Str(item, "name");
+    INFO(name + ": " + Str(item["result"], "reason"));
+    status[name] = Str(item, "status");
+    ids[name] = Str(item, "job_id");
+    CHECK(ids[name].find('_') != std::string::npos);  // a task of the array
+    if (name == "quiet") {
+      CHECK(Str(item["result"], "reason").find("no output for 5s") != std::string::npos);
+    }
+  }
+  CHECK(status["quiet"] == "HANG_DETECTED");
+  CHECK(status["chatty"] == "PASSED");
+  REQUIRE(ids["quiet"].substr(0, ids["quiet"].find('_')) ==
+          ids["chatty"].substr(0, ids["chatty"].find('_')));
+  // Its task was cancelled (not the array): accounting says so, and the payload is gone.
+  CHECK(JobActiveStates(ids["quiet"]).empty());
+  CHECK(TaskAccountingState(ids["quiet"]).rfind("CANCELLED", 0) == 0);
+  CHECK(TaskAccountingState(ids["chatty"]) == "COMPLETED");
+  CHECK(run.stderr_text.find("scancel " + ids["quiet"] + ":") != std::string::npos);
+  CHECK(WaitNoProcessWithMarker("sleep 673", 10));
+}
+
+TEST_CASE(
+    "run --cases with arrays: tasks held by the array's throttle show their pending reason "
+    "and each result has the task's sacct start and end",
+    "[slurm][cli][multi][slurm_array]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_array_times");
+  const std::string marker = UniqueMarker("artime");
+  std::string yaml = "cases:\n";
+  for (int i = 0; i < 3; ++i) {
+    yaml += "  - {name: t" + std::to_string(i) + ", model_name: " + marker + "_" +
+            std::to_string(i) + ", custom_cmd: 'sleep 2; echo done " + std::to_string(i) + "'}\n";
+  }
+  WriteTextFile(repo.path() + "/cases.yaml", yaml);
+  CliOptions options;
+  options.args = ArrayArgs(repo.path());
+  options.args.insert(options.args.end(), {"--max-parallel", "1"});  // --array=0-2%1
+  options.env = {{"TRTLLM_RUN_SLURM_ARRAYS", "1"}};
+  options.cwd = repo.path();
+  options.timeout_seconds = 180;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 0);
+  // The tasks the throttle holds wait with Slurm's own reason, named on the progress lines.
+  CHECK(run.stderr_text.find("PENDING (JobArrayTaskLimit)") != std::string::npos);
+  rapidjson::Document combined = ReadCombined(repo.path());
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 3);
+  std::vector<std::pair<std::string, std::string>> spans;
+  for (const auto& item : combined["cases"].GetArray()) {
+    const rapidjson::Value& result = item["result"];
+    const std::string id = Str(item, "job_id");
+    INFO(Str(item, "name") + " " + id);
+    CHECK(Str(item, "status") == "PASSED");
+    REQUIRE(result.HasMember("details"));
+    const std::string start = Str(result["details"], "slurm_start");
+    const std::string end = Str(result["details"], "slurm_end");
+    // What accounting says of this very task.
+    std::string acct = Shell("sacct -n -X -P -j " + id + " -o Start,End | head -n 1");
+    while (!acct.empty() && acct.back() == '\n') acct.pop_back();
+    CHECK(acct == start + "|" + end);
+    CHECK(start.size() == 19);  // 2026-12-02T15:50:00
+    CHECK(end.size() == 19);
+    CHECK(start <= end);
+    spans.emplace_back(start, end);
+  }
+  // One task at a time: each started no earlier than the previous one ended.
+  std::sort(spans.begin(), spans.end());
+  for (std::size_t i = 1; i < spans.size(); ++i) CHECK(spans[i - 1].second <= spans[i].first);
+}
+
+TEST_CASE(
+    "run --repeat with arrays: the repeats are tasks of one array and the summary counts "
+    "every one",
+    "[slurm][cli][repeat][slurm_array]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_array_repeat");
+  const std::string run_dir = repo.path() + "/repeat_run";
+  CliOptions options;
+  // Run 2 and 4 fail: each task runs its own repeat's script (its own index).
+  options.args = {"run",
+                  "--scenario",
+                  "local_slurm",
+                  "--repo-root",
+                  repo.path(),
+                  "--partition",
+                  "batch",
+                  "--container-runtime",
+                  "none",
+                  "--container-image",
+                  "none",
+                  "--custom-cmd",
+                  "echo run $TRTLLM_RUN_REPEAT_INDEX; case $TRTLLM_RUN_REPEAT_INDEX in 2|4) "
+                  "exit 1 ;; esac",
+                  "--repeat",
+                  "5",
+                  "--run-dir",
+                  run_dir,
+                  "--history",
+                  repo.path() + "/history.sqlite"};
+  options.env = {{"TRTLLM_RUN_SLURM_ARRAYS", "1"}};
+  options.cwd = repo.path();
+  options.timeout_seconds = 240;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  CHECK(run.exit_code == 1);
+  CHECK(run.stderr_text.find("3/5 passed") != std::string::npos);
+  rapidjson::Document combined = ReadResultJson(run_dir);
+  REQUIRE(combined.IsObject());
+  REQUIRE(combined["cases"].Size() == 5);
+  std::set<std::string> arrays, tasks;
+  for (const auto& item : combined["cases"].GetArray()) {
+    const std::string id = Str(item, "job_id");
+    REQUIRE(id.find('_') != std::string::npos);
+    arrays.insert(id.substr(0, id.find('_')));
+    tasks.insert(id);
+    const std::string log = ReadTextFile(Str(item["result"], "log_file"));
+    INFO(id + ": " + log);
+    const bool fails =
+        log.find("run 2") != std::string::npos || log.find("run 4") != std::string::npos;
+    CHECK(Str(item, "status") == (fails ? "FAILED" : "PASSED"));
+  }
+  CHECK(arrays.size() == 1);
+  CHECK(tasks.size() == 5);
+  REQUIRE(combined["sessions"].Size() == 1);
+  CHECK(Str(combined["sessions"][0]["stats"], "arrays") == "1");
+  CHECK(Str(combined["sessions"][0]["stats"], "submits") == "1");
+  REQUIRE(combined.HasMember("repeat"));
+  CHECK(combined["repeat"][0]["runs"].GetInt() == 5);
+  CHECK(combined["repeat"][0]["passed"].GetInt() == 3);
+}
+
+TEST_CASE(
+    "run --cases --reuse-passed with arrays: reused cases are never submitted and the rest "
+    "are one array",
+    "[slurm][cli][reuse][slurm_array]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_array_reuse");
+  const std::string count = repo.path() + "/count";
+  fs::create_directories(count);
+  std::string yaml = "cases:\n";
+  for (const char* name : {"pass_a", "pass_b", "fail_c", "fail_d"}) {
+    const std::string n(name);
+    yaml += "  - {name: " + n + ", model_name: m_" + n + ", custom_cmd: 'echo x >> " + count + "/" +
+            n + (n.rfind("fail", 0) == 0 ? "; exit 1" : "") + "'}\n";
+  }
+  WriteTextFile(repo.path() + "/cases.yaml", yaml);
+  int status = -1;
+  Shell("cd " + trtllm_run::ShellQuote(repo.path()) +
+            " && git init -q && git add -A && git -c user.name=t -c user.email=t@example.com "
+            "commit -q -m first",
+        &status);
+  REQUIRE(status == 0);
+  auto cases = [&](const std::string& dir) {
+    CliOptions options;
+    options.args = ArrayArgs(repo.path());
+    options.args.insert(options.args.end(), {"--run-dir", repo.path() + "/" + dir, "--history",
+                                             repo.path() + "/history.sqlite", "--reuse-passed"});
+    options.env = {{"TRTLLM_RUN_SLURM_ARRAYS", "1"}};
+    options.cwd = repo.path();
+    options.timeout_seconds = 180;
+    return RunCli(options);
+  };
+  CliRun first = cases("first");
+  INFO(first.Describe());
+  CHECK(first.exit_code == 1);
+  CliRun second = cases("second");
+  INFO(second.Describe());
+  CHECK(second.exit_code == 1);
+  for (const char* name : {"pass_a", "pass_b"}) CHECK(ReadTextFile(count + "/" + name) == "x\n");
+  for (const char* name : {"fail_c", "fail_d"}) CHECK(ReadTextFile(count + "/" + name) == "x\nx\n");
+  rapidjson::Document combined = ReadResultJson(repo.path() + "/second");
+  REQUIRE(combined.IsObject());
+  std::map<std::string, std::string> statuses;
+  std::set<std::string> arrays;
+  for (const auto& item : combined["cases"].GetArray()) {
+    statuses[Str(item, "name")] = Str(item, "status");
+    const std::string id = Str(item, "job_id");
+    if (Str(item, "status") == "SKIPPED") {
+      CHECK(id.empty());  // never submitted
+    } else {
+      REQUIRE(id.find('_') != std::string::npos);
+      arrays.insert(id.substr(0, id.find('_')));
+    }
+  }
+  CHECK(statuses == std::map<std::string, std::string>{{"pass_a", "SKIPPED"},
+                                                       {"pass_b", "SKIPPED"},
+                                                       {"fail_c", "FAILED"},
+                                                       {"fail_d", "FAILED"}});
+  CHECK(arrays.size() == 1);
+  REQUIRE(combined["sessions"].Size() == 1);
+  CHECK(Str(combined["sessions"][0]["stats"], "submits") == "1");
+  CHECK(Str(combined["sessions"][0]["stats"], "jobs") == "2");
+}
+
+TEST_CASE(
+    "run --cases with arrays on a terminal: the live board counts queued running and done "
+    "tasks with Slurm's pending reason (pty via script)",
+    "[slurm][cli][multi][slurm_array][pty]") {
+  EnsureSlurm();
+  TempDir repo("trtllm_array_board");
+  const std::string marker = UniqueMarker("arboard");
+  std::string yaml = "cases:\n";
+  for (int i = 0; i < 3; ++i) {
+    yaml += "  - {name: b" + std::to_string(i) + ", model_name: " + marker + "_" +
+            std::to_string(i) + ", custom_cmd: 'sleep 4; echo done'}\n";
+  }
+  WriteTextFile(repo.path() + "/cases.yaml", yaml);
+  std::string command = "stty cols 200 rows 40; exec " + std::string(TRTLLM_RUN_BIN);
+  std::vector<std::string> args = ArrayArgs(repo.path());
+  args.insert(args.end(), {"--max-parallel", "1", "--no-history"});  // --array=0-2%1
+  for (const std::string& arg : args) command += " " + trtllm_run::ShellQuote(arg);
+  const std::string transcript = repo.path() + "/typescript";
+  CliOptions options;
+  options.program = "/usr/bin/script";
+  options.args = {"-qefc", command, transcript};
+  options.env = {{"TRTLLM_RUN_SLURM_ARRAYS", "1"}};
+  options.cwd = repo.path();
+  options.timeout_seconds = 180;
+  CliRun run = RunCli(options);
+  INFO(run.Describe());
+  REQUIRE(run.exit_code == 0);
+  const std::string screen = ReadTextFile(transcript);
+  INFO(screen);
+  // Before: an all-array run drew no board at all (only the scheduler's cases had one).
+  // While task 0 runs, the throttle holds the other two in Slurm's queue.
+  CHECK(std::regex_search(screen, std::regex("\\[cases\\] running 1, pending 2, done 0/3 "
+                                             "\\(Slurm: 2 JobArrayTaskLimit\\)")));
+  // Later boards count the verdicts (a task is done once judged).
+  CHECK(std::regex_search(screen, std::regex("\\[cases\\] running [01], pending [0-9], done "
+                                             "[12]/3")));
+  // Never more running than the throttle lets run.
+  CHECK_FALSE(std::regex_search(screen, std::regex("\\[cases\\] running [2-9]")));
 }

@@ -2,6 +2,8 @@
 // (sdk/slurm/records.h): chunking to MaxArraySize, the shape that groups cases, the
 // wrapper's quoting, ARRAYJOB_TASK ids from scontrol's array records.
 #include <catch2/catch.hpp>
+#include <cstdlib>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -91,4 +93,46 @@ TEST_CASE("job arrays: scontrol's array records become one record per ARRAYJOB_T
                                         "100_4:PENDING", "100_7:PENDING", "200:COMPLETED",
                                         "300:PENDING"});
   CHECK(ParseScontrolJobs("JobId=5 ArrayJobId=5 ArrayTaskId=[0-1] JobState=PENDING\n").size() == 2);
+}
+
+TEST_CASE("job arrays: the board counts queued tasks by pending reason and running ones",
+          "[slurm_array]") {
+  using trtllm_run::ArrayBoardCounts;
+  using trtllm_run::CountArrayStates;
+  const ArrayBoardCounts counts = CountArrayStates({{"PENDING (JobArrayTaskLimit)", 3},
+                                                    {"PENDING (Priority)", 1},
+                                                    {"PENDING", 1},
+                                                    {"submitted", 2},
+                                                    {"RUNNING", 4},
+                                                    {"COMPLETING", 1},
+                                                    {"gone from the controller", 1}},
+                                                   13, 7);
+  CHECK(counts.queued == 7);
+  CHECK(counts.running == 6);
+  CHECK(counts.done == 7);
+  CHECK(counts.queued_reasons ==
+        std::map<std::string, std::size_t>{{"JobArrayTaskLimit", 3}, {"Priority", 1}});
+  // Before the watcher's first round every case in flight is queued, never lost.
+  const ArrayBoardCounts first = CountArrayStates({}, 5, 0);
+  CHECK(first.queued == 5);
+  CHECK(first.running == 0);
+  // A count that is negative or zero adds nothing.
+  CHECK(CountArrayStates({{"RUNNING", 0}, {"PENDING (x)", -2}}, 0, 1).queued_reasons.empty());
+}
+
+TEST_CASE("job arrays: on by default and TRTLLM_RUN_SLURM_ARRAYS=0 is the escape hatch",
+          "[slurm_array]") {
+  const char* saved = std::getenv("TRTLLM_RUN_SLURM_ARRAYS");
+  const std::string before = saved ? saved : "";
+  ::unsetenv("TRTLLM_RUN_SLURM_ARRAYS");
+  CHECK(trtllm_run::SlurmArraysEnabled());
+  ::setenv("TRTLLM_RUN_SLURM_ARRAYS", "0", 1);
+  CHECK_FALSE(trtllm_run::SlurmArraysEnabled());
+  ::setenv("TRTLLM_RUN_SLURM_ARRAYS", "1", 1);
+  CHECK(trtllm_run::SlurmArraysEnabled());
+  if (saved) {
+    ::setenv("TRTLLM_RUN_SLURM_ARRAYS", before.c_str(), 1);
+  } else {
+    ::unsetenv("TRTLLM_RUN_SLURM_ARRAYS");
+  }
 }

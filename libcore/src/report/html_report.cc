@@ -3,7 +3,10 @@
 
 #include <chrono>
 #include <ctime>
+#include <map>
+#include <memory>
 #include <set>
+#include <thread>
 
 #include "history/history_query.h"
 #include "report/html_text.h"
@@ -271,9 +274,24 @@ Result<ReportModel> CollectReport(const std::string& run_dir, const HtmlReportOp
     std::string joined;
     for (const std::string& id : ids) joined += (joined.empty() ? "" : ",") + id;
     Command sacct;
-    sacct.argv = {"sacct", "-X",  "-n", "-P", "--format=JobIDRaw,Submit,Start,End,State",
-                  "-j",    joined};
-    Result<CommandOutput> out = MakeLocalScenario()->Run(sacct, DeadlineIn(10));
+    // JobID, not JobIDRaw: an array task's row is ARRAYJOB_TASK, the id its case records
+    // (its JobIDRaw is a number of its own); a plain job's is the same either way.
+    sacct.argv = {"sacct", "-X", "-n", "-P", "--format=JobID,Submit,Start,End,State", "-j", joined};
+    std::unique_ptr<Scenario> local = MakeLocalScenario();
+    Result<CommandOutput> out = local->Run(sacct, DeadlineIn(10));
+    // slurmdbd records a job's end after the controller reported it (asynchronously): a job
+    // just judged may have no end time yet; asked again for up to 5 s.
+    for (int tries = 0; tries < 10 && out.ok() && out->exit_code == 0; ++tries) {
+      std::map<std::string, SchedulerTimes> times = ParseSacctTimes(out->stdout_text);
+      bool all_ended = true;
+      for (const std::string& id : ids) {
+        auto found = times.find(id);
+        all_ended = all_ended && found != times.end() && found->second.end.has_value();
+      }
+      if (all_ended) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      out = local->Run(sacct, DeadlineIn(10));
+    }
     if (out.ok() && out->exit_code == 0) {
       ApplySchedulerTimes(ParseSacctTimes(out->stdout_text), &model.value());
       model->timeline_note =

@@ -97,7 +97,7 @@ TRTLLM_RUN_API Result<ReportModel> BuildReportModel(const std::string& run_dir);
 // The Slurm job ids of `model`'s local_slurm jobs.
 TRTLLM_RUN_API std::vector<std::string> LocalSlurmJobIds(const ReportModel& model);
 
-// Parses `sacct -X -n -P --format=JobIDRaw,Submit,Start,End,State` output (times in the
+// Parses `sacct -X -n -P --format=JobID,Submit,Start,End,State` output (times in the
 // local time zone, as sacct prints them) into id -> (submit, start, end); "Unknown" and
 // "None" times are absent.
 struct SchedulerTimes {

@@ -36,7 +36,7 @@ using Clock = std::chrono::steady_clock;
 
 bool SlurmArraysEnabled() {
   const char* value = std::getenv(kSlurmArraysEnv);
-  return value != nullptr && std::string(value) == "1";
+  return value == nullptr || std::string(value) != "0";
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> ArrayChunks(std::size_t n, std::size_t max_tasks) {
@@ -127,6 +127,32 @@ std::string RenderArrayWrapper(const std::string& shape, const std::string& job_
   return s.str();
 }
 
+ArrayBoardCounts CountArrayStates(const std::map<std::string, int>& states, std::size_t in_flight,
+                                  std::size_t done) {
+  ArrayBoardCounts counts;
+  counts.done = done;
+  for (const auto& [state, jobs] : states) {
+    if (jobs <= 0) continue;
+    const std::size_t n = static_cast<std::size_t>(jobs);
+    if (state.rfind("PENDING", 0) == 0) {
+      counts.queued += n;
+      const std::size_t open = state.find('(');
+      const std::size_t close = state.rfind(')');
+      if (open != std::string::npos && close != std::string::npos && close > open + 1) {
+        counts.queued_reasons[state.substr(open + 1, close - open - 1)] += n;
+      }
+    } else if (state == "submitted") {
+      counts.queued += n;
+    } else {
+      counts.running += n;
+    }
+  }
+  if (counts.queued + counts.running < in_flight) {
+    counts.queued = in_flight - counts.running;
+  }
+  return counts;
+}
+
 int ProbeMaxArraySize() {
   std::unique_ptr<Scenario> scenario = MakeLocalScenario();
   SlurmClient client(scenario.get());
@@ -187,6 +213,28 @@ struct ArrayCaseState {
   Clock::time_point started;
   bool done = false;
 };
+
+// sacct's Start or End as it prints them (2026-12-02T15:50:00), "" when it has none yet.
+std::string AccountedTime(const std::string& text) {
+  return text == "Unknown" || text == "None" || text.empty() ? std::string() : text;
+}
+
+// The start and end of each job or array task of `ids` in the accounting, one sacct for all
+// of them (a task by its ARRAYJOB_TASK id: sacct resolves it, also after slurmdbd kept a
+// pending task under the array's own row A_[1-3%32]). A job without a row yet (slurmdbd
+// writes asynchronously) or without accounting on the cluster is left out.
+std::map<std::string, std::pair<std::string, std::string>> AccountedTimes(
+    SlurmClient* client, const std::vector<std::string>& ids) {
+  std::map<std::string, std::pair<std::string, std::string>> times;
+  Result<SlurmClient::Accounting> accounting = client->QueryAccounting(ids);
+  if (!accounting.ok()) return times;  // informational: the verdicts stand without them
+  for (const SlurmAcctRecord& record : accounting->records) {
+    if (!record.step.empty()) continue;
+    if (std::find(ids.begin(), ids.end(), record.id) == ids.end()) continue;
+    times[record.id] = {AccountedTime(record.start), AccountedTime(record.end)};
+  }
+  return times;
+}
 
 RunResult CancelledBeforeSubmit(const JobSpec& spec, const CancellationToken* cancel) {
   RunResult result = internal::BaseResult(spec);
@@ -416,15 +464,39 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
 
   // The event loop: every verdict the watcher reaches is judged here, on this thread.
   bool arrays_cancelled = false;
+  Clock::time_point next_progress = Clock::now();
   while (finished < cases.size()) {
+    if (options.on_progress && Clock::now() >= next_progress) {
+      std::size_t in_flight = 0;
+      for (const ArrayCaseState& state : cases) in_flight += !state.done && state.verdict.valid();
+      options.on_progress(CountArrayStates(watcher.StateCounts(), in_flight, finished));
+      next_progress = Clock::now() + std::chrono::seconds(1);
+    }
+    std::vector<ArrayCaseState*> ready;
     for (ArrayCaseState& state : cases) {
       if (state.done || !state.verdict.valid()) continue;
       if (state.verdict.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
-      RunResult judged = state.verdict.get();
-      RunResult result = internal::FinishJob(state.outcome, judged, watcher.stats(),
-                                             /*remote=*/false, state.spec, state.request);
+      ready.push_back(&state);
+    }
+    // The verdicts of this round share one accounting query for their start and end times.
+    std::vector<std::string> ready_ids;
+    for (const ArrayCaseState* state : ready) ready_ids.push_back(state->outcome.job.job_id);
+    const std::map<std::string, std::pair<std::string, std::string>> times =
+        ready.empty() ? std::map<std::string, std::pair<std::string, std::string>>()
+                      : AccountedTimes(&submitter, ready_ids);
+    for (ArrayCaseState* state : ready) {
+      RunResult judged = state->verdict.get();
+      RunResult result = internal::FinishJob(state->outcome, judged, watcher.stats(),
+                                             /*remote=*/false, state->spec, state->request);
       result.details["shared_watcher"] = "true";
-      done(state, std::move(result));
+      auto accounted = times.find(state->outcome.job.job_id);
+      if (accounted != times.end()) {
+        if (!accounted->second.first.empty())
+          result.details["slurm_start"] = accounted->second.first;
+        if (!accounted->second.second.empty())
+          result.details["slurm_end"] = accounted->second.second;
+      }
+      done(*state, std::move(result));
     }
     if (cancel->cancelled() && !arrays_cancelled && !array_ids.empty()) {
       arrays_cancelled = true;  // the whole arrays, pending tasks included, in one scancel
@@ -435,6 +507,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       ::poll(&fd, 1, arrays_cancelled || !cancel->cancelled() ? 200 : 0);
     }
   }
+  if (options.on_progress) options.on_progress(CountArrayStates({}, 0, finished));
   SlurmClientStats stats = watcher.stats();
   return {{"watchers", "1"},
           {"jobs", std::to_string(watcher.jobs())},
@@ -443,7 +516,8 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
           {"plain_jobs", std::to_string(plain_jobs)},
           {"max_array_size", std::to_string(max_array_size)},
           {"controller_queries", std::to_string(stats.controller_queries)},
-          {"accounting_queries", std::to_string(stats.accounting_queries)},
+          {"accounting_queries",
+           std::to_string(stats.accounting_queries + submitter.stats().accounting_queries)},
           {"cancels", std::to_string(stats.cancels + submitter.stats().cancels)}};
 }
 

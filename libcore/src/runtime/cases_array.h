@@ -17,15 +17,21 @@
 
 #include "trtllm_run/cancel.h"
 #include "trtllm_run/export.h"
+#include "trtllm_run/multi_run.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/runtime.h"
 
 namespace trtllm_run {
 
-// $TRTLLM_RUN_SLURM_ARRAYS: "1" submits the local_slurm cases of `run --cases` as job
-// arrays (RunArrayCases); unset or anything else keeps one sbatch per case.
+// $TRTLLM_RUN_SLURM_ARRAYS: "0" keeps one sbatch per local_slurm case of `run --cases`
+// (the escape hatch); unset or anything else submits them as job arrays (RunArrayCases).
 extern const char kSlurmArraysEnv[];
-bool SlurmArraysEnabled();
+TRTLLM_RUN_API bool SlurmArraysEnabled();
+
+// RunCases (multi_run.h) with every case submitted on its own, whatever SlurmArraysEnabled()
+// says: `stage`'s shards (arrays are not yet proven for its shards and reruns).
+Result<MultiRunResult> RunCasesPerCase(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                       const MultiRunOptions& options);
 
 // [begin, end) ranges that cut `n` tasks into chunks of at most `max_tasks` (>= 1; a
 // cluster's MaxArraySize allows task ids 0..MaxArraySize-1, so chunks of MaxArraySize).
@@ -58,6 +64,22 @@ TRTLLM_RUN_API std::string RenderArrayWrapper(const std::string& shape, const st
 // cannot be read.
 int ProbeMaxArraySize();
 
+// What the array cases are doing, for the live board of `run --cases`.
+struct ArrayBoardCounts {
+  std::size_t queued = 0;   // submitted, not yet running: Slurm's queue
+  std::size_t running = 0;  // running, or ended and waiting for their verdict
+  std::size_t done = 0;     // with a verdict
+  std::map<std::string, std::size_t> queued_reasons;  // Slurm's pending reason -> tasks
+};
+
+// ArrayBoardCounts of the watcher's states (SharedSlurmWatcher::StateCounts), the cases
+// submitted and waiting for a verdict (`in_flight`) and those with one (`done`):
+// "PENDING (Reason)" and "submitted" (not asked about yet) are queued, any other state
+// running; in-flight cases the states do not count yet (the watcher's first round) are
+// queued.
+TRTLLM_RUN_API ArrayBoardCounts CountArrayStates(const std::map<std::string, int>& states,
+                                                 std::size_t in_flight, std::size_t done);
+
 struct ArrayRunOptions {
   std::string run_dir;    // wrapper scripts go to <run_dir>/arrays
   int max_parallel = 32;  // tasks of one array running at once (%throttle)
@@ -69,7 +91,9 @@ struct ArrayRunOptions {
   std::function<void(std::size_t index, const std::string& work_dir)> on_prepared;
   std::function<void(std::size_t index, RunResult result)> on_done;
   std::function<void()> on_all_prepared;  // once every work dir exists, before any sbatch
-  int max_array_size = 0;                 // 0: ProbeMaxArraySize()
+  // About once a second on this thread while jobs are in flight, and once at the end.
+  std::function<void(const ArrayBoardCounts&)> on_progress;
+  int max_array_size = 0;  // 0: ProbeMaxArraySize()
 };
 
 // Prepares, submits, watches and judges the cases `indices` of `planned` (local_slurm,

@@ -162,33 +162,58 @@ RunResult NotRunResult(const PlannedCase& planned, RunStatus status, const std::
   return result;
 }
 
-// The live table of a cases run: how many cases run, wait and are done, and the case
-// running longest. `states[i]`: 0 pending, 1 running, 2 done.
+// The live table of a cases run, from its two runners (each writes its part under the
+// output mutex): the scheduler's cases and the job arrays' (cases_array.h).
+struct BoardParts {
+  std::size_t scheduled[3] = {0, 0, 0};  // the scheduler's cases: pending, running, done
+  std::string slowest;                   // the scheduler's case running longest
+  ArrayBoardCounts arrays;
+};
+
+// The scheduler's part of the board: how many of its cases run, wait and are done (the
+// array cases, `in_arrays`, are the arrays' part), and its case running longest.
+// `states[i]`: 0 pending, 1 running, 2 done.
 template <typename State>
-ProgressSnapshot BoardSnapshot(const MultiRunResult& run, const std::vector<State>& states,
-                               const std::vector<Clock::time_point>& case_started,
-                               Clock::time_point started) {
+void ScheduledBoardPart(const MultiRunResult& run, const std::vector<State>& states,
+                        const std::vector<bool>& in_arrays,
+                        const std::vector<Clock::time_point>& case_started, BoardParts* parts) {
   std::size_t counts[3] = {0, 0, 0};
   std::optional<std::size_t> slowest;
   for (std::size_t i = 0; i < states.size(); ++i) {
+    if (in_arrays[i]) continue;
     int state = static_cast<int>(states[i]);
     ++counts[state];
     if (state == 1 && (!slowest || case_started[i] < case_started[*slowest])) slowest = i;
   }
-  ProgressSnapshot snapshot;
-  snapshot.state = "running " + std::to_string(counts[1]) + ", pending " +
-                   std::to_string(counts[0]) + ", done " + std::to_string(counts[2]) + "/" +
-                   std::to_string(states.size());
-  snapshot.elapsed_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  std::copy(std::begin(counts), std::end(counts), std::begin(parts->scheduled));
+  parts->slowest.clear();
   if (slowest) {
     // Only what is fixed before the case starts: its worker writes the rest.
     const CaseOutcome& outcome = run.cases[*slowest];
-    snapshot.last_line =
+    parts->slowest =
         "slowest: case " + std::to_string(outcome.entry.index) +
         (outcome.entry.name.empty() ? std::string() : " " + outcome.entry.name) + " (" +
         outcome.scenario + ") " +
         Seconds(std::chrono::duration<double>(Clock::now() - case_started[*slowest]).count());
   }
+}
+
+// "running R, pending P, done D/N": array tasks in Slurm's queue are pending, with their
+// pending reasons after it ("(Slurm: 3 JobArrayTaskLimit)").
+ProgressSnapshot BoardSnapshot(const BoardParts& parts, std::size_t total,
+                               Clock::time_point started) {
+  ProgressSnapshot snapshot;
+  snapshot.state = "running " + std::to_string(parts.scheduled[1] + parts.arrays.running) +
+                   ", pending " + std::to_string(parts.scheduled[0] + parts.arrays.queued) +
+                   ", done " + std::to_string(parts.scheduled[2] + parts.arrays.done) + "/" +
+                   std::to_string(total);
+  std::string reasons;
+  for (const auto& [reason, tasks] : parts.arrays.queued_reasons) {
+    reasons += (reasons.empty() ? "" : ", ") + std::to_string(tasks) + " " + reason;
+  }
+  if (!reasons.empty()) snapshot.state += " (Slurm: " + reasons + ")";
+  snapshot.elapsed_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  snapshot.last_line = parts.slowest;
   return snapshot;
 }
 
@@ -340,6 +365,7 @@ struct RunContext {
   CancellationToken* cancel;
   std::mutex& out_mu;  // the lines of `options.progress`
   ProgressReporter& board;
+  BoardParts& board_parts;  // guarded by out_mu
   const std::function<void()>& clear_board;
   std::ostream& progress;
   CasesState& cases_state;
@@ -497,7 +523,8 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
         changed.wait_for(lock, std::chrono::seconds(1));
         if (ctx.board.live()) {
           std::lock_guard<std::mutex> out_lock(ctx.out_mu);
-          ctx.board.Update(BoardSnapshot(run, states, case_started, ctx.started));
+          ScheduledBoardPart(run, states, ctx.in_arrays, case_started, &ctx.board_parts);
+          ctx.board.Update(BoardSnapshot(ctx.board_parts, n, ctx.started));
         }
         continue;
       }
@@ -517,8 +544,11 @@ void ScheduleCases(const RunContext& ctx, MultiRunResult* run_result) {
 
 }  // namespace
 
-Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& cases,
-                                const MultiRunOptions& options) {
+namespace {
+
+// RunCases, with local_slurm cases as job arrays when `slurm_arrays`.
+Result<MultiRunResult> RunCasesWith(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                    const MultiRunOptions& options, bool slurm_arrays) {
   if (cases.empty()) return Status::InvalidInput("no cases to run");
   if (options.max_parallel < 1 || options.max_parallel_local < 1) {
     return Status::InvalidInput("--max-parallel and --max-parallel-local must be >= 1");
@@ -545,12 +575,12 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
 
   CancellationToken own_cancel;
   CancellationToken* cancel = options.cancel ? options.cancel : &own_cancel;
-  // local_slurm cases as job arrays (cases_array.h), when asked for.
+  // local_slurm cases as job arrays (cases_array.h), unless `slurm_arrays` is off.
   std::vector<bool> in_arrays(planned->size(), false);
   std::vector<std::size_t> array_cases;
   for (std::size_t i = 0; i < planned->size(); ++i) {
     const PlannedCase& plan = planned.value()[i];
-    if (SlurmArraysEnabled() && plan.scenario == kLocalSlurmExecutor &&
+    if (slurm_arrays && plan.scenario == kLocalSlurmExecutor &&
         !plan.request.persistent_mode.value_or(false)) {
       in_arrays[i] = true;
       array_cases.push_back(i);
@@ -567,9 +597,10 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     run.cases[i].scenario = planned.value()[i].scenario;
   }
   std::atomic<std::size_t> done_total{0};
-  const RunContext context{runtime,     options,  planned.value(), sessions,    host_bound,
-                           cancel,      out_mu,   board,           clear_board, progress,
-                           cases_state, state_mu, started,         in_arrays,   done_total};
+  BoardParts board_parts;
+  const RunContext context{runtime,  options, planned.value(), sessions,    host_bound, cancel,
+                           out_mu,   board,   board_parts,     clear_board, progress,   cases_state,
+                           state_mu, started, in_arrays,       done_total};
   // The scheduler's cases on one thread while the arrays' loop runs here (no thread per case).
   std::thread scheduler;
   if (array_cases.size() < planned->size()) {
@@ -595,6 +626,11 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
       Status written = WriteCasesState(run.run_dir, cases_state);
       if (!written.ok()) array_progress << "trtllm-run: warning: " << written.ToString() << "\n";
     };
+    array_options.on_progress = [&](const ArrayBoardCounts& counts) {
+      std::lock_guard<std::mutex> lock(out_mu);
+      board_parts.arrays = counts;
+      if (board.live()) board.Update(BoardSnapshot(board_parts, planned->size(), started));
+    };
     array_options.on_done = [&](std::size_t i, RunResult result) {
       ReportVerdict(context, i, std::move(result), array_progress, &run);
     };
@@ -605,6 +641,10 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
     run.sessions.push_back(std::move(report));
   }
   if (scheduler.joinable()) scheduler.join();
+  {
+    std::lock_guard<std::mutex> out_lock(out_mu);
+    board.Clear();  // the arrays' part may have drawn it after the scheduler cleared it
+  }
   CloseSessions(&sessions, &run);
   run.finished_at = NowIso8601();
   run.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
@@ -612,6 +652,18 @@ Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& 
   if (!written.ok()) progress << "trtllm-run: error: " << written.ToString() << "\n";
   progress.flush();
   return run;
+}
+
+}  // namespace
+
+Result<MultiRunResult> RunCases(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                const MultiRunOptions& options) {
+  return RunCasesWith(runtime, cases, options, SlurmArraysEnabled());
+}
+
+Result<MultiRunResult> RunCasesPerCase(Runtime& runtime, const std::vector<CaseEntry>& cases,
+                                       const MultiRunOptions& options) {
+  return RunCasesWith(runtime, cases, options, /*slurm_arrays=*/false);
 }
 
 }  // namespace trtllm_run

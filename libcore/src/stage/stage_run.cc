@@ -11,6 +11,7 @@
 
 #include "model/dir_util.h"
 #include "model/json_util.h"
+#include "runtime/cases_array.h"
 #include "stage/rerun_policy.h"
 #include "trtllm_run/sdk/commands/test_list_line.h"
 #include "trtllm_run/sdk/text.h"
@@ -351,7 +352,8 @@ Result<MultiRunResult> RunRound(Runtime& runtime, const std::vector<ShardJob>& j
   multi.kill_grace_seconds = options.kill_grace_seconds;
   multi.run_dir = run_dir + (round == 0 ? "/shards" : "/rerun_" + std::to_string(round));
   multi.cases_file = "stage " + plan.stage_name;
-  return RunCases(runtime, cases, multi);
+  // Per case, not as job arrays: arrays are not yet proven for a stage's shards and reruns.
+  return RunCasesPerCase(runtime, cases, multi);
 }
 
 void RecordRound(const std::vector<ShardJob>& jobs, const MultiRunResult& multi, int round,

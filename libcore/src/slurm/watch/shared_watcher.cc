@@ -2,6 +2,7 @@
 // that many threads submitted.
 #include "slurm/watch/shared_watcher.h"
 
+#include <chrono>
 #include <utility>
 
 #include "model/plugin_call.h"
@@ -52,6 +53,11 @@ int SharedSlurmWatcher::jobs() const {
   return jobs_;
 }
 
+std::map<std::string, int> SharedSlurmWatcher::StateCounts() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return state_counts_;
+}
+
 // The thread entry: what Follow() throws ends every job it follows, and every job
 // submitted later, as ERROR naming the exception (best effort: the jobs are cancelled),
 // instead of ending the process.
@@ -86,6 +92,8 @@ void SharedSlurmWatcher::Loop() {
 // touches watcher_ and client_ (besides Loop()'s cleanup).
 void SharedSlurmWatcher::Follow(std::map<std::string, std::promise<RunResult>>* waiting_jobs) {
   std::map<std::string, std::promise<RunResult>>& waiting = *waiting_jobs;
+  // Describe() looks its job up among all jobs: counting every job costs jobs x jobs.
+  std::chrono::steady_clock::time_point next_counts;
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     std::vector<Pending> added = std::move(pending_);
@@ -114,7 +122,14 @@ void SharedSlurmWatcher::Follow(std::map<std::string, std::promise<RunResult>>* 
       it->second.set_value(std::move(verdict.result));
       waiting.erase(it);
     }
+    std::map<std::string, int> counts;
+    const bool count = std::chrono::steady_clock::now() >= next_counts;
+    if (count) {
+      for (const auto& entry : waiting) ++counts[watcher_.Describe(entry.first)];
+      next_counts = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    }
     lock.lock();
+    if (count) state_counts_ = std::move(counts);
   }
 }
 

@@ -40,6 +40,11 @@ class SharedSlurmWatcher {
   // How many jobs were handed over.
   int jobs() const;
 
+  // The jobs still waiting for their verdict by what the watcher last knew of each
+  // (SlurmWatcher::Describe: "PENDING (JobArrayTaskLimit)", "RUNNING", "submitted" before
+  // the first answer, ...): the live board's counts. Refreshed at most once a second.
+  std::map<std::string, int> StateCounts() const;
+
  private:
   struct Pending {
     SlurmWatchJob job;
@@ -54,12 +59,13 @@ class SharedSlurmWatcher {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<Pending> pending_;  // guarded by mu_
-  bool stop_ = false;             // guarded by mu_
-  std::string failure_;           // guarded by mu_: why Follow() ended, once it threw
-  int jobs_ = 0;                  // guarded by mu_
-  SlurmClientStats stats_;        // guarded by mu_: client_'s, after each round
-  std::thread thread_;            // last: starts once everything above is built
+  std::vector<Pending> pending_;             // guarded by mu_
+  bool stop_ = false;                        // guarded by mu_
+  std::string failure_;                      // guarded by mu_: why Follow() ended, once it threw
+  int jobs_ = 0;                             // guarded by mu_
+  SlurmClientStats stats_;                   // guarded by mu_: client_'s, after each round
+  std::map<std::string, int> state_counts_;  // guarded by mu_: StateCounts()
+  std::thread thread_;                       // last: starts once everything above is built
 };
 
 }  // namespace trtllm_run
