@@ -279,7 +279,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
     ExecContext context;
     context.progress = progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
-    watch_options = internal::WatchOptions(any, context, /*remote=*/false);
+    watch_options = internal::WatchOptions(any, context, *scenario);
     watch_options.terminal = nullptr;
     watch_options.confirm_queries_per_job_minute = internal::kBulkConfirmQueriesPerJobMinute;
   }
@@ -421,8 +421,8 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
       if (state.done || !state.verdict.valid()) continue;
       if (state.verdict.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
       RunResult judged = state.verdict.get();
-      RunResult result = internal::FinishJob(state.outcome, judged, watcher.stats(),
-                                             /*remote=*/false, state.spec, state.request);
+      RunResult result =
+          internal::FinishJob(state.outcome, judged, watcher.stats(), state.spec, state.request);
       result.details["shared_watcher"] = "true";
       done(state, std::move(result));
     }
