@@ -745,7 +745,7 @@ void RemoteRun(const std::string& dir, RemoteMeasure* r) {
                                   << EndMarkerEcho(NewEndMarkerToken()) << "\n";
   int before = SshdAccepted();
   ExecContext context;
-  RunResult result = RunRemoteSlurmJob(spec, context);
+  RunResult result = ExecuteSlurmJob(spec, context);
   r->run_accepted = SshdAccepted() - before;
   r->run_connections = std::atoi(result.details["ssh_connections"].c_str());
   r->run_status = RunStatusName(result.status);

@@ -49,7 +49,7 @@ struct OtherRun {
     context.terminal = &terminal;
     context.progress = &progress;
     context.kill_grace_seconds = 2;
-    runner = std::thread([this] { result = trtllm_run::RunLocalSlurmJob(spec, context); });
+    runner = std::thread([this] { result = trtllm_run::ExecuteSlurmJob(spec, context); });
     job_id = WaitForFileText(spec.work_dir + "/slurm_job_id", 60);
     WaitForJobState(job_id, "RUNNING", 120);
   }

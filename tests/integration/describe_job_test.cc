@@ -85,7 +85,7 @@ TEST_CASE(
   Result<std::unique_ptr<WorkDirLock>> lock = WorkDirLock::Acquire(job.spec.work_dir);
   REQUIRE(lock.ok());
   RunResult result;
-  std::thread runner([&] { result = RunRemoteSlurmJob(job.spec, job.context); });
+  std::thread runner([&] { result = ExecuteSlurmJob(job.spec, job.context); });
   struct StopRunner {  // whatever the test's outcome: scancel through the run, then join
     RemoteJob* job;
     std::thread* runner;

@@ -365,7 +365,7 @@ TEST_CASE("fault: slurmctld killed and restarted during a watch: the verdict is 
   ControllerGuard guard;
   FaultCase c("ctldrestart", "sleep 12; echo '1 passed'");
   RunResult r;
-  std::thread runner([&] { r = RunLocalSlurmJob(c.spec, c.context); });
+  std::thread runner([&] { r = ExecuteSlurmJob(c.spec, c.context); });
   std::string id = c.WaitRunning(1);
   SlurmSh("fault-kill-ctld");
   // The job ends while the controller is down: the watcher sees its end line, its
@@ -390,7 +390,7 @@ TEST_CASE("fault: slurmctld down past the job's end: judged from its end line af
   ControllerGuard guard;
   FaultCase c("ctlddown", "sleep 10; echo 'FAILED tests/test_x.py::test_y'; exit 1");
   RunResult r;
-  std::thread runner([&] { r = RunLocalSlurmJob(c.spec, c.context); });
+  std::thread runner([&] { r = ExecuteSlurmJob(c.spec, c.context); });
   c.WaitRunning(1);
   SlurmSh("fault-kill-ctld");
   runner.join();  // the controller stays down until the verdict
@@ -473,7 +473,7 @@ TEST_CASE("fault: sshd restarted during a remote watch: reconnect and the right 
   context.kill_grace_seconds = 5;
 
   RunResult r;
-  std::thread runner([&] { r = RunRemoteSlurmJob(spec, context); });
+  std::thread runner([&] { r = ExecuteSlurmJob(spec, context); });
   std::string id = WaitForFileText(dir.path() + "/slurm_job_id", 60);
   REQUIRE(!id.empty());
   WaitForJobState(id, "RUNNING", 60);

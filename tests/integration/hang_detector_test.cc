@@ -444,7 +444,7 @@ struct RemoteJob {
     context.progress = &progress;
     context.kill_grace_seconds = 5;
     context.poll_interval_seconds = poll_seconds;
-    return RunRemoteSlurmJob(spec, context);
+    return ExecuteSlurmJob(spec, context);
   }
 };
 

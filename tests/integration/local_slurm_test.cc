@@ -43,7 +43,7 @@ struct LocalCase {
     context.progress = &progress;
     context.kill_grace_seconds = 5;
   }
-  RunResult Run() { return RunLocalSlurmJob(spec, context); }
+  RunResult Run() { return ExecuteSlurmJob(spec, context); }
   std::string Describe(const RunResult& r) const {
     return std::string(RunStatusName(r.status)) + ": " + r.reason + "\n--- progress\n" +
            progress.str() + "--- diagnosis\n" + r.diagnosis;

@@ -125,7 +125,7 @@ struct RemoteCase {
     context.kill_grace_seconds = 5;
   }
   ~RemoteCase() { Shell("rm -rf " + ShellQuote(remote_root)); }
-  RunResult Run() { return RunRemoteSlurmJob(spec, context); }
+  RunResult Run() { return ExecuteSlurmJob(spec, context); }
   std::string Describe(const RunResult& r) const {
     return std::string(RunStatusName(r.status)) + ": " + r.reason + "\n--- progress\n" +
            progress.str() + "--- diagnosis\n" + r.diagnosis;

@@ -327,7 +327,7 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
     ExecContext context;
     context.progress = progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
-    watch_options = internal::WatchOptions(any, context, /*remote=*/false);
+    watch_options = internal::WatchOptions(any, context, *scenario);
     watch_options.terminal = nullptr;
     watch_options.confirm_queries_per_job_minute = internal::kBulkConfirmQueriesPerJobMinute;
   }
@@ -486,8 +486,8 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
                       : AccountedTimes(&submitter, ready_ids);
     for (ArrayCaseState* state : ready) {
       RunResult judged = state->verdict.get();
-      RunResult result = internal::FinishJob(state->outcome, judged, watcher.stats(),
-                                             /*remote=*/false, state->spec, state->request);
+      RunResult result =
+          internal::FinishJob(state->outcome, judged, watcher.stats(), state->spec, state->request);
       result.details["shared_watcher"] = "true";
       auto accounted = times.find(state->outcome.job.job_id);
       if (accounted != times.end()) {

@@ -37,9 +37,10 @@ class LocalSlurmExecutor : public Executor {
     return AddSlurmRunFields(request, /*remote=*/false, spec);
   }
 
-  // Submit, watch, cancel and judge (slurm/slurm_run.h).
+  // Submit, watch, cancel and judge (sdk/slurm/submit.h): the one Slurm run, through the
+  // scenario the job spec names: this host.
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
-    return RunLocalSlurmJob(spec, context);
+    return ExecuteSlurmJob(spec, context);
   }
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);

@@ -8,7 +8,6 @@
 #include "trtllm_run/sdk/plugin_api.h"
 #include "trtllm_run/sdk/slurm/describe.h"
 #include "trtllm_run/sdk/slurm/held.h"
-#include "trtllm_run/sdk/slurm/remote.h"
 #include "trtllm_run/sdk/slurm/remote_session.h"
 #include "trtllm_run/sdk/slurm/render.h"
 #include "trtllm_run/sdk/slurm/submit.h"
@@ -45,9 +44,10 @@ class RemoteSlurmExecutor : public Executor {
     return AddSlurmRunFields(request, /*remote=*/true, spec);
   }
 
-  // Submit, watch, cancel and judge (slurm/slurm_run.h).
+  // Submit, watch, cancel and judge (sdk/slurm/submit.h): the one Slurm run, through the
+  // scenario the job spec names: its login node, over one SSH master connection.
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
-    return RunRemoteSlurmJob(spec, context);
+    return ExecuteSlurmJob(spec, context);
   }
   Status Cancel(const JobSpec& spec, const ExecContext& context) override {
     return CancelSlurmJob(spec, context);

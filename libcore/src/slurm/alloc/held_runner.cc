@@ -155,19 +155,17 @@ class RemoteRunner : public HeldRunner {
 
 }  // namespace
 
-std::unique_ptr<HeldRunner> MakeLocalHeldRunner(std::string allocation_id,
-                                                ProgressReporter* progress, std::string script,
-                                                std::string dir, const std::string& log,
-                                                std::string work_dir, std::ostream* terminal) {
-  return std::make_unique<LocalRunner>(std::move(allocation_id), progress, std::move(script),
-                                       std::move(dir), log, std::move(work_dir), terminal);
-}
-
-std::unique_ptr<HeldRunner> MakeRemoteHeldRunner(
-    std::string allocation_id, ProgressReporter* progress, Scenario* scenario, std::string script,
-    std::string dir, std::string remote_log, const std::string& local_log, std::ostream* terminal) {
-  return std::make_unique<RemoteRunner>(std::move(allocation_id), progress, scenario,
-                                        std::move(script), std::move(dir), std::move(remote_log),
+std::unique_ptr<HeldRunner> MakeHeldRunner(std::string allocation_id, ProgressReporter* progress,
+                                           Scenario& scenario, std::string script, std::string dir,
+                                           std::string run_log, const std::string& local_log,
+                                           std::string work_dir, std::ostream* terminal) {
+  // The process group is signalled and waited for here only when it runs here.
+  if (!scenario.IsRemote()) {
+    return std::make_unique<LocalRunner>(std::move(allocation_id), progress, std::move(script),
+                                         std::move(dir), local_log, std::move(work_dir), terminal);
+  }
+  return std::make_unique<RemoteRunner>(std::move(allocation_id), progress, &scenario,
+                                        std::move(script), std::move(dir), std::move(run_log),
                                         local_log, terminal);
 }
 

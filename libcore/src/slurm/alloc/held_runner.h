@@ -72,16 +72,15 @@ class HeldRunner : public SupervisedJob {
   bool group_gone_ = false;
 };
 
-// This host: a ChildProcess in its own process group; the script's output goes to `log`.
-std::unique_ptr<HeldRunner> MakeLocalHeldRunner(std::string allocation_id,
-                                                ProgressReporter* progress, std::string script,
-                                                std::string dir, const std::string& log,
-                                                std::string work_dir, std::ostream* terminal);
-
-// A login node over SSH: the script runs detached, its `remote_log` copied to `local_log`.
-std::unique_ptr<HeldRunner> MakeRemoteHeldRunner(
-    std::string allocation_id, ProgressReporter* progress, Scenario* scenario, std::string script,
-    std::string dir, std::string remote_log, const std::string& local_log, std::ostream* terminal);
+// The runner of `script` (run in `dir`, as `scenario` sees both) for the allocation.
+// On this host (`scenario` not remote): a ChildProcess in its own process group, marked
+// with `work_dir` for `trtllm-run cancel`, its output written to `local_log` (which is
+// `run_log`). On a login node (Scenario::IsRemote): the script runs detached there, its
+// output goes to `run_log` on that host and is copied to `local_log` as it grows.
+std::unique_ptr<HeldRunner> MakeHeldRunner(std::string allocation_id, ProgressReporter* progress,
+                                           Scenario& scenario, std::string script, std::string dir,
+                                           std::string run_log, const std::string& local_log,
+                                           std::string work_dir, std::ostream* terminal);
 
 // Cancels the steps of the allocation that outlived the script (srun killed before it
 // could end its step), so that nothing of this run is left. False when some could not be.

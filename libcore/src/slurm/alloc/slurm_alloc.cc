@@ -461,7 +461,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
                               const HeldPlace& place) {
   const std::string name = spec.scenario.empty() ? std::string("slurm") : spec.scenario;
   const std::string prefix = "[" + name + "]";
-  const bool remote = scenario->IsRemote();
+  const bool on_login_node = scenario->IsRemote();  // its files live on another host
   RunResult base = BaseResult(spec);
   auto started = Clock::now();
   Result<std::string> text = ReadFile(spec.script_path);
@@ -503,16 +503,11 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   const std::string run_log =
       ExpandSlurmFilename(paths.out, place.run_dir, allocation.job_id, paths.job_name, "");
   const std::string log =
-      remote ? spec.work_dir + "/" + fs::path(run_log).filename().string() : run_log;
+      on_login_node ? spec.work_dir + "/" + fs::path(run_log).filename().string() : run_log;
   ProgressReporter progress(context.progress, IsTerminalStream(context.progress), name);
-  std::unique_ptr<HeldRunner> runner;
-  if (remote) {
-    runner = MakeRemoteHeldRunner(allocation.job_id, &progress, scenario, place.script,
-                                  place.run_dir, run_log, log, context.terminal);
-  } else {
-    runner = MakeLocalHeldRunner(allocation.job_id, &progress, place.script, place.run_dir, log,
-                                 spec.work_dir, context.terminal);
-  }
+  std::unique_ptr<HeldRunner> runner =
+      MakeHeldRunner(allocation.job_id, &progress, *scenario, place.script, place.run_dir, run_log,
+                     log, spec.work_dir, context.terminal);
   runner->set_job_env(HeldJobEnv(spec));
   Status launched = runner->Start(paths.job_name);
   if (!launched.ok()) return ErrorResult(base, launched.ToString(), "");
@@ -530,7 +525,7 @@ RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, S
   supervision.silence_timeout_seconds = spec.silence_timeout_seconds;
   supervision.kill_grace_seconds = std::max(0, context.kill_grace_seconds);
   supervision.give_up_seconds = 30;
-  supervision.poll_interval_seconds = remote ? 1.0 : 0.25;
+  supervision.poll_interval_seconds = on_login_node ? 1.0 : 0.25;
   supervision.follower = &follower;
   supervision.hang_pattern = 0;
   supervision.progress = &progress;

@@ -1,6 +1,9 @@
-// remote_slurm's run (slurm_run.h): the SSH master, preflight, remote repo setup, the
-// build job, file transfer, then the shared submit-and-watch over the same connection.
-// The stages (slurm_remote_stages.h) also serve the remote session of `run --cases`.
+// The run of a Slurm job (sdk/slurm/submit.h RunSlurmJob, ExecuteSlurmJob), written once
+// for this host and a login node: the SSH master, then the remote-only stages when the
+// scenario's files live elsewhere (preflight, remote repo setup, work dir check, file
+// transfer, the build job), then the submit-and-watch (or the held allocation) through
+// the scenario. The stages (slurm_remote_stages.h) also serve the remote session of
+// `run --cases`.
 #include <fcntl.h>
 #include <signal.h>
 #include <termios.h>
@@ -253,9 +256,9 @@ std::unique_ptr<SshScenario> ConnectRemote(const JobSpec& spec, const ExecContex
   return ssh;
 }
 
-std::optional<RunResult> RunPreflight(RemoteRun* run) {
+std::optional<RunResult> RunPreflight(StagedRun* run) {
   const std::string& where = run->where;
-  Result<CommandOutput> preflight = RemoteBash(run->ssh, kPreflightScript, {});
+  Result<CommandOutput> preflight = RemoteBash(run->scenario, kPreflightScript, {});
   if (!preflight.ok()) {
     return internal::ErrorResult(
         run->base, "preflight on " + where + " failed: " + preflight.status().message(), "");
@@ -270,14 +273,14 @@ std::optional<RunResult> RunPreflight(RemoteRun* run) {
   return std::nullopt;
 }
 
-std::optional<RunResult> SetUpRemoteRepo(RemoteRun* run) {
+std::optional<RunResult> SetUpRemoteRepo(StagedRun* run) {
   const JobSpec& spec = run->spec;
   if (spec.repo_url.empty() || spec.remote_repo_path.empty()) return std::nullopt;
   internal::Say(run->context, kPrefix,
                 "setting up " + spec.remote_repo_path + " from " + spec.repo_url +
                     (spec.repo_branch.empty() ? "" : " (" + spec.repo_branch + ")"));
-  Result<CommandOutput> repo =
-      RemoteBash(run->ssh, kRepoScript, {spec.remote_repo_path, spec.repo_url, spec.repo_branch});
+  Result<CommandOutput> repo = RemoteBash(run->scenario, kRepoScript,
+                                          {spec.remote_repo_path, spec.repo_url, spec.repo_branch});
   if (!repo.ok() || repo->exit_code != 0) {
     std::string why = repo.ok() ? Output(repo.value()) : repo.status().message();
     return internal::ErrorResult(
@@ -290,9 +293,9 @@ std::optional<RunResult> SetUpRemoteRepo(RemoteRun* run) {
   return std::nullopt;
 }
 
-std::optional<RunResult> CheckRemoteWorkDir(RemoteRun* run) {
+std::optional<RunResult> CheckRemoteWorkDir(StagedRun* run) {
   Result<CommandOutput> work_dir =
-      RemoteBash(run->ssh, kWorkDirScript, {run->spec.remote_work_dir});
+      RemoteBash(run->scenario, kWorkDirScript, {run->spec.remote_work_dir});
   if (!work_dir.ok() || work_dir->exit_code != 0) {
     std::string why = work_dir.ok() ? Output(work_dir.value()) : work_dir.status().message();
     return internal::ErrorResult(run->base, "preflight on " + run->where + " failed: " + why,
@@ -303,7 +306,7 @@ std::optional<RunResult> CheckRemoteWorkDir(RemoteRun* run) {
 }
 
 // Copies over the master with `cat > file`, one command per file.
-std::optional<RunResult> TransferFiles(RemoteRun* run) {
+std::optional<RunResult> TransferFiles(StagedRun* run) {
   const JobSpec& spec = run->spec;
   std::vector<std::pair<std::string, std::string>> files;  // local -> remote
   files.emplace_back(spec.script_path,
@@ -324,7 +327,7 @@ std::optional<RunResult> TransferFiles(RemoteRun* run) {
     bool executable =
         (fs::status(local, error).permissions() & fs::perms::owner_exec) != fs::perms::none;
     Result<CommandOutput> copied =
-        RemoteBash(run->ssh, kCopyScript, {remote, executable ? "755" : "644"}, text.value());
+        RemoteBash(run->scenario, kCopyScript, {remote, executable ? "755" : "644"}, text.value());
     if (!copied.ok() || copied->exit_code != 0) {
       std::string why = copied.ok() ? Output(copied.value()) : copied.status().message();
       return internal::ErrorResult(
@@ -334,7 +337,7 @@ std::optional<RunResult> TransferFiles(RemoteRun* run) {
   }
   internal::Say(run->context, kPrefix,
                 "copied " + std::to_string(files.size()) + " file(s) to " + spec.remote_work_dir);
-  run->remote_script = files.front().second;
+  run->job_script = files.front().second;
   return std::nullopt;
 }
 
@@ -343,7 +346,7 @@ std::string BuildCommandOf(const JobSpec& spec) {
   return command.empty() ? kDefaultBuildCommand : command;
 }
 
-std::optional<RunResult> RunBuildJob(RemoteRun* run, const SubmitAndWatchFn& submit) {
+std::optional<RunResult> RunBuildJob(StagedRun* run, const SubmitAndWatchFn& submit) {
   const JobSpec& spec = run->spec;
   const std::string command = BuildCommandOf(spec);
   std::string local_script = spec.work_dir + "/build.slurm";
@@ -351,8 +354,8 @@ std::optional<RunResult> RunBuildJob(RemoteRun* run, const SubmitAndWatchFn& sub
   Status written = WriteFileAtomic(local_script, BuildScript(spec, command));
   Result<CommandOutput> copied = Status::Ok();
   if (written.ok()) {
-    copied =
-        RemoteBash(run->ssh, kCopyScript, {remote_script, "755"}, ReadFile(local_script).value());
+    copied = RemoteBash(run->scenario, kCopyScript, {remote_script, "755"},
+                        ReadFile(local_script).value());
   }
   if (!written.ok() || !copied.ok() || copied->exit_code != 0) {
     std::string why = !written.ok()  ? written.ToString()
@@ -395,19 +398,33 @@ std::optional<RunResult> RunBuildJob(RemoteRun* run, const SubmitAndWatchFn& sub
   return result;
 }
 
-// The held allocation (release_allocation false) stays for later runs.
-RunResult RunJob(RemoteRun* run, const SubmitAndWatchFn& submit) {
+std::optional<RunResult> StageOnLoginNode(StagedRun* run, const SubmitAndWatchFn& submit) {
+  std::optional<RunResult> failed = RunPreflight(run);
+  if (!failed) failed = SetUpRemoteRepo(run);
+  if (!failed) failed = CheckRemoteWorkDir(run);
+  if (!failed) failed = TransferFiles(run);
+  if (!failed && run->spec.build_project) failed = RunBuildJob(run, submit);
+  return failed;
+}
+
+bool RunsInHeldAllocation(const JobSpec& spec, const Scenario& scenario) {
+  // Persistent mode is only ever set for this host (AddSlurmRunFields); a login node
+  // keeps its allocation for later runs instead (release_allocation false).
+  return spec.persistent_mode ||
+         (scenario.IsRemote() && Extra(spec, "release_allocation") == "false");
+}
+
+RunResult RunJob(StagedRun* run, const SubmitAndWatchFn& submit) {
   const JobSpec& spec = run->spec;
+  const std::string& submit_dir = run->scenario->IsRemote() ? spec.remote_work_dir : spec.work_dir;
   RunResult result;
-  auto extra = spec.extra.find("release_allocation");
-  if (extra != spec.extra.end() && extra->second == "false") {
-    result = internal::RunInHeldAllocation(spec, run->context, run->ssh,
-                                           {run->where, run->remote_script, spec.remote_work_dir});
+  if (RunsInHeldAllocation(spec, *run->scenario)) {
+    result = internal::RunInHeldAllocation(spec, run->context, run->scenario,
+                                           {run->where, run->job_script, submit_dir});
   } else {
-    // As local_slurm submits it, but the script and the submit dir are on the login node.
     internal::SubmitRequest request = internal::LocalSubmitRequest(spec);
-    request.script_submit = run->remote_script;
-    request.submit_dir = spec.remote_work_dir;
+    request.script_submit = run->job_script;
+    request.submit_dir = submit_dir;
     result = submit(request);
   }
   result.notes.insert(result.notes.begin(), run->base.notes.begin(), run->base.notes.end());
@@ -417,41 +434,66 @@ RunResult RunJob(RemoteRun* run, const SubmitAndWatchFn& submit) {
 
 }  // namespace internal
 
-RunResult RunRemoteSlurmJob(const JobSpec& spec, const ExecContext& context) {
-  RunResult base = internal::BaseResult(spec);
-  auto started = Clock::now();
+RunResult RunSlurmJob(const JobSpec& spec, const ExecContext& context, Scenario& scenario) {
+  const auto started = Clock::now();
   auto finish = [&](RunResult result) {
     result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
     if (result.finished_at.empty()) result.finished_at = NowIso8601();
     return result;
   };
-  if (spec.remote_work_dir.empty()) {
+  RunResult base = internal::BaseResult(spec);
+  const bool files_elsewhere = scenario.IsRemote();
+  const std::string executor = spec.scenario.empty() ? std::string("Slurm") : spec.scenario;
+  if (files_elsewhere && spec.remote_work_dir.empty()) {
     return finish(internal::ErrorResult(base, "job_spec.json has no remote_work_dir",
                                         "prepare the case with the remote_slurm executor"));
   }
-  std::optional<RunResult> failed;
-  std::unique_ptr<SshScenario> ssh = internal::ConnectRemote(spec, context, base, &failed);
-  if (!ssh) return finish(std::move(*failed));
-  internal::RemoteRun run{spec, context, ssh.get(), spec.ssh_host, std::move(base), ""};
-  SlurmClient client(ssh.get());
+  if (spec.script_path.empty()) {
+    return finish(
+        internal::ErrorResult(base, "job_spec.json has no script_path",
+                              "prepare the case again with the " + executor + " executor"));
+  }
+  internal::StagedRun run{spec,
+                          context,
+                          &scenario,
+                          files_elsewhere ? spec.ssh_host : "",
+                          std::move(base),
+                          spec.script_path};
+  SlurmClient client(&scenario);
   auto submit = [&](const internal::SubmitRequest& request) {
     return internal::SubmitAndWatch(&client, spec, context, request);
   };
-  failed = internal::RunPreflight(&run);
-  if (!failed) failed = internal::SetUpRemoteRepo(&run);
-  if (!failed) failed = internal::CheckRemoteWorkDir(&run);
-  if (!failed) failed = internal::TransferFiles(&run);
-  if (!failed && spec.build_project) failed = internal::RunBuildJob(&run, submit);
-  RunResult result = failed ? std::move(*failed) : internal::RunJob(&run, submit);
+  std::optional<RunResult> failed;
+  if (files_elsewhere) failed = internal::StageOnLoginNode(&run, submit);
+  return finish(failed ? std::move(*failed) : internal::RunJob(&run, submit));
+}
+
+RunResult ExecuteSlurmJob(const JobSpec& spec, const ExecContext& context) {
+  if (!internal::NamesLoginNode(spec)) {
+    std::unique_ptr<Scenario> own;
+    Scenario* scenario = context.scenario;
+    if (scenario == nullptr || scenario->IsRemote()) {
+      own = MakeLocalScenario();
+      scenario = own.get();
+    }
+    return RunSlurmJob(spec, context, *scenario);
+  }
+  const auto started = Clock::now();
+  std::optional<RunResult> failed;
+  std::unique_ptr<SshScenario> ssh =
+      internal::ConnectRemote(spec, context, internal::BaseResult(spec), &failed);
+  RunResult result = ssh ? RunSlurmJob(spec, context, *ssh) : std::move(*failed);
+  result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  if (!ssh) return result;
   result.details["ssh_connections"] = std::to_string(ssh->connections_opened());
   if (ssh->connections_opened() > 1) {  // the master died (sshd restart, network) and came back
-    result.notes.push_back("SSH: the connection to " + run.where +
+    result.notes.push_back("SSH: the connection to " + spec.ssh_host +
                            " was lost and re-established (" +
                            std::to_string(ssh->connections_opened()) + " connections opened)");
   }
-  result.details["ssh_host"] = run.where;
+  result.details["ssh_host"] = spec.ssh_host;
   ssh->Close().IgnoreError();
-  return finish(std::move(result));
+  return result;
 }
 
 }  // namespace trtllm_run

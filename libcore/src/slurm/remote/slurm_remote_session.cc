@@ -18,6 +18,7 @@
 #include "slurm/submit/slurm_internal.h"
 #include "slurm/watch/shared_watcher.h"
 #include "trtllm_run/sdk/slurm/remote.h"
+#include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
@@ -89,7 +90,7 @@ void AddNotes(const std::vector<std::string>& notes, RunResult* result) {
 
 // The case's result when the shared step failed: the step's verdict with this case's
 // names; else nullopt, the step's notes and details added to run->base.
-std::optional<RunResult> Apply(const SharedStep& step, internal::RemoteRun* run) {
+std::optional<RunResult> Apply(const SharedStep& step, internal::StagedRun* run) {
   if (!step.failure) {
     AddNotes(step.notes, &run->base);
     for (const auto& [key, value] : step.details) run->base.details.emplace(key, value);
@@ -115,11 +116,11 @@ std::optional<RunResult> Apply(const SharedStep& step, internal::RemoteRun* run)
 
 // Runs `stage` for the case `model` on a fresh base, so that what it adds can be given
 // to every case that shares it.
-SharedStep RunStep(const internal::RemoteRun& model,
-                   const std::function<std::optional<RunResult>(internal::RemoteRun*)>& stage) {
-  internal::RemoteRun run{
-      model.spec,         model.context, model.ssh, model.where, internal::BaseResult(model.spec),
-      model.remote_script};
+SharedStep RunStep(const internal::StagedRun& model,
+                   const std::function<std::optional<RunResult>(internal::StagedRun*)>& stage) {
+  internal::StagedRun run{
+      model.spec,      model.context, model.scenario, model.where, internal::BaseResult(model.spec),
+      model.job_script};
   SharedStep step;
   step.failure = stage(&run);
   step.notes = run.base.notes;
@@ -163,12 +164,12 @@ class Destination {
 
   // One case through the stages: shared ones once, its own transfer, its job.
   RunResult Run(const JobSpec& spec, const ExecContext& context, RunResult base) {
-    internal::RemoteRun run{spec, context, ssh_.get(), where_, std::move(base), ""};
+    internal::StagedRun run{spec, context, ssh_.get(), where_, std::move(base), ""};
     auto submit = [&](const internal::SubmitRequest& request) {
       return SubmitAndWatch(spec, context, request);
     };
     auto shared = [&](OnceByKey<SharedStep>* steps, const std::string& key,
-                      const std::function<std::optional<RunResult>(internal::RemoteRun*)>& stage) {
+                      const std::function<std::optional<RunResult>(internal::StagedRun*)>& stage) {
       return Apply(steps->Get(
                        key, [&] { return RunStep(run, stage); }, StepThrew),
                    &run);
@@ -189,7 +190,7 @@ class Destination {
       failed =
           shared(&build_jobs_,
                  Joined({spec.remote_repo_path, spec.repo_branch, internal::BuildCommandOf(spec)}),
-                 [&](internal::RemoteRun* build) { return internal::RunBuildJob(build, submit); });
+                 [&](internal::StagedRun* build) { return internal::RunBuildJob(build, submit); });
     }
     return failed ? std::move(*failed) : internal::RunJob(&run, submit);
   }
@@ -224,8 +225,7 @@ class Destination {
     submits_ += submitter.stats().submits;
     if (!submitted.submitted) return submitted.result;
     RunResult judged = watcher_->Watch(submitted.job).get();
-    return internal::FinishJob(submitted, judged, watcher_->stats(), /*remote=*/true, spec,
-                               request);
+    return internal::FinishJob(submitted, judged, watcher_->stats(), spec, request);
   }
 
   const std::string where_;
@@ -265,7 +265,7 @@ class RemoteSlurmSession : public ExecutorSession {
     auto session = spec.executor_options.find(kRemoteSessionOption);
     if (session != spec.executor_options.end() && session->second == "per-case") {
       ++per_case_runs_;
-      return RunRemoteSlurmJob(spec, context);
+      return ExecuteSlurmJob(spec, context);
     }
     auto started = Clock::now();
     RunResult base = internal::BaseResult(spec);
@@ -286,7 +286,7 @@ class RemoteSlurmSession : public ExecutorSession {
           return Connected{nullptr, internal::ErrorResult(base, "connecting failed: " + what, "")};
         });
     if (!connected.destination) {
-      internal::RemoteRun run{spec, context, nullptr, spec.ssh_host, base, ""};
+      internal::StagedRun run{spec, context, nullptr, spec.ssh_host, base, ""};
       SharedStep step;
       step.failure = connected.failure;
       return finish(std::move(*Apply(step, &run)));
@@ -317,8 +317,8 @@ class RemoteSlurmSession : public ExecutorSession {
     std::optional<RunResult> failed;
     std::unique_ptr<SshScenario> ssh = internal::ConnectRemote(spec, context, base, &failed);
     if (!ssh) return Connected{nullptr, std::move(failed)};
-    auto destination =
-        std::make_shared<Destination>(spec.ssh_host, std::move(ssh), WatchOptionsFor(), cancel_);
+    SlurmWatchOptions watch = WatchOptionsFor(*ssh);
+    auto destination = std::make_shared<Destination>(spec.ssh_host, std::move(ssh), watch, cancel_);
     int count = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -333,13 +333,13 @@ class RemoteSlurmSession : public ExecutorSession {
     return Connected{destination, std::nullopt};
   }
 
-  SlurmWatchOptions WatchOptionsFor() const {
+  SlurmWatchOptions WatchOptionsFor(const Scenario& scenario) const {
     JobSpec spec;
     spec.scenario = executor_;
     ExecContext context;
     context.progress = progress_;
     context.kill_grace_seconds = kill_grace_seconds_;
-    SlurmWatchOptions watch = internal::WatchOptions(spec, context, /*remote=*/true);
+    SlurmWatchOptions watch = internal::WatchOptions(spec, context, scenario);
     watch.terminal = nullptr;
     // A bulk run: the controller confirms every job's end, but the confirmations ride on
     // the shared watcher's queries within the bulk query budget.

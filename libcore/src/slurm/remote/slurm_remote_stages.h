@@ -1,6 +1,8 @@
-// The stages of a remote_slurm run (slurm_remote.cc), shared by RunRemoteSlurmJob (one
-// case, its own connection) and the remote_slurm session (many cases of a destination,
-// each stage done once where the cases share it). Not installed.
+// The stages of a Slurm run (slurm_remote.cc): the remote-only ones (preflight, repo
+// setup, work dir check, transfer, build job), run when the scenario's files live on
+// another host, and the job itself. Shared by RunSlurmJob (one case, its own watcher)
+// and the remote_slurm session (many cases of a destination, each remote stage done once
+// where the cases share it). Not installed.
 #ifndef TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_STAGES_H_
 #define TRTLLM_RUN_SLURM_REMOTE_SLURM_REMOTE_STAGES_H_
 
@@ -17,16 +19,16 @@
 
 namespace trtllm_run::internal {
 
-// A remote run between connecting and submitting. Each stage returns the ERROR result
+// A Slurm run between connecting and submitting. Each stage returns the ERROR result
 // that ends the run, or nullopt to go on; `base` collects notes and details for the
 // final result.
-struct RemoteRun {
+struct StagedRun {
   const JobSpec& spec;
   const ExecContext& context;
-  Scenario* ssh;      // the login node, over the master connection
-  std::string where;  // the ssh destination, named in messages
+  Scenario* scenario;  // where the Slurm tools run: this host, or a login node over SSH
+  std::string where;   // the ssh destination ("" for this host), named in messages
   RunResult base;
-  std::string remote_script;  // the job script as the cluster sees it, once transferred
+  std::string job_script;  // the job script as the cluster sees it (once transferred)
 };
 
 // Submits one request and watches it to a verdict: SubmitAndWatch with a client of the
@@ -40,22 +42,32 @@ std::unique_ptr<SshScenario> ConnectRemote(const JobSpec& spec, const ExecContex
                                            const RunResult& base, std::optional<RunResult>* error);
 
 // The Slurm tools are there.
-std::optional<RunResult> RunPreflight(RemoteRun* run);
+std::optional<RunResult> RunPreflight(StagedRun* run);
 // The remote repo: clone or fetch + check out repo_branch into remote_repo_path (nothing
 // when the spec names no repo_url / remote_repo_path).
-std::optional<RunResult> SetUpRemoteRepo(RemoteRun* run);
+std::optional<RunResult> SetUpRemoteRepo(StagedRun* run);
 // The remote work dir exists and is writable.
-std::optional<RunResult> CheckRemoteWorkDir(RemoteRun* run);
-// Copies the script and the extra files over the master; sets run->remote_script.
-std::optional<RunResult> TransferFiles(RemoteRun* run);
+std::optional<RunResult> CheckRemoteWorkDir(StagedRun* run);
+// Copies the script and the extra files over the master; sets run->job_script.
+std::optional<RunResult> TransferFiles(StagedRun* run);
 // The build job (build_project) in run->spec.remote_repo_path: BUILD_FAILED (ERROR)
 // stops the run before the workload is submitted; CANCELLED when cancelled during it.
-std::optional<RunResult> RunBuildJob(RemoteRun* run, const SubmitAndWatchFn& submit);
+std::optional<RunResult> RunBuildJob(StagedRun* run, const SubmitAndWatchFn& submit);
 // The build job's command (extra build_command, else kDefaultBuildCommand).
 std::string BuildCommandOf(const JobSpec& spec);
-// The job itself: submitted and watched through `submit`, or run in a held allocation
-// (release_allocation false) over run->ssh; run->base's notes and details added.
-RunResult RunJob(RemoteRun* run, const SubmitAndWatchFn& submit);
+// Preflight, repo setup, work dir check, transfer and (build_project) the build job, in
+// that order, over run->scenario: what a run needs first when its files live on another
+// host. The first failing stage's result, or nullopt.
+std::optional<RunResult> StageOnLoginNode(StagedRun* run, const SubmitAndWatchFn& submit);
+// Whether the spec's job runs as steps inside a held allocation instead of through
+// sbatch: persistent mode, or, on a login node (`scenario` remote), a kept allocation
+// (release_allocation "false").
+bool RunsInHeldAllocation(const JobSpec& spec, const Scenario& scenario);
+// The job itself: run->job_script submitted from the work dir as the cluster sees it
+// (spec.remote_work_dir when run->scenario is remote, else spec.work_dir) and watched
+// through `submit`, or run in a held allocation (RunsInHeldAllocation) over
+// run->scenario; run->base's notes and details added.
+RunResult RunJob(StagedRun* run, const SubmitAndWatchFn& submit);
 
 }  // namespace trtllm_run::internal
 

@@ -42,7 +42,11 @@ void Say(const ExecContext& context, const std::string& prefix, const std::strin
 // $TRTLLM_RUN_TEST_FIRST_POLL_DELAY in seconds, or 0.
 double FirstPollDelay();
 
-SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, bool remote);
+// The watch options of a job run through `scenario`: where its files live elsewhere
+// (Scenario::IsRemote: the log is copied over the connection), the log is read at most
+// once a second; on this host every 0.25 s.
+SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context,
+                               const Scenario& scenario);
 
 // Bulk runs (`run --cases`): confirmation queries brought forward only within this many
 // controller queries per job-minute (SlurmWatchOptions). The bulk target is <= 2 with the
@@ -61,6 +65,9 @@ struct SubmitOutcome {
   bool submitted = false;
   SlurmWatchJob job;  // when submitted
   RunResult result;   // when submitted: the base of the final result; else the verdict
+  // The job's log path on the host that ran it, when that is another host (the watch
+  // copies it to job.local_out); "" when the log is read in place.
+  std::string remote_log_file;
 };
 
 // sbatch (recording slurm_job_id and run_state.json when request.record). Watches nothing.
@@ -68,9 +75,10 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
                         const SubmitRequest& request);
 
 // The final result of a submitted job from the watcher's verdict: the base result with
-// the verdict's fields, the scheduler counters of `stats`, run_state.json "finished".
+// the verdict's fields, the scheduler counters of `stats`, run_state.json "finished";
+// details.remote_log_file when the log was copied from another host.
 RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
-                    const SlurmClientStats& stats, bool remote, const JobSpec& spec,
+                    const SlurmClientStats& stats, const JobSpec& spec,
                     const SubmitRequest& request);
 
 // SubmitJob, then watch to a verdict with a watcher of its own (cancelling on
@@ -90,6 +98,10 @@ struct HeldPlace {
 // with release_allocation false), on this host or a login node (`scenario`).
 RunResult RunInHeldAllocation(const JobSpec& spec, const ExecContext& context, Scenario* scenario,
                               const HeldPlace& place);
+
+// Whether a job spec names a login node to reach its cluster through (ssh_host or
+// remote_work_dir: a remote executor's spec); else its Slurm is this host's.
+bool NamesLoginNode(const JobSpec& spec);
 
 // Stops a persistent-mode run recorded in spec.work_dir (its process group on this host).
 Status CancelHeldAllocationRun(const JobSpec& spec);

@@ -286,7 +286,8 @@ double FirstPollDelay() {
   return end && *end == '\0' && seconds > 0 ? seconds : 0;
 }
 
-SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, bool remote) {
+SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context,
+                               const Scenario& scenario) {
   SlurmWatchOptions options;
   options.terminal = context.terminal;
   options.progress = context.progress;
@@ -294,7 +295,7 @@ SlurmWatchOptions WatchOptions(const JobSpec& spec, const ExecContext& context, 
       "[" + (spec.scenario.empty() ? std::string("slurm") : spec.scenario) + "]";
   options.kill_grace_seconds = context.kill_grace_seconds;
   double poll = context.poll_interval_seconds > 0 ? context.poll_interval_seconds : 0.5;
-  options.log_interval = remote ? std::max(1.0, poll) : std::min(0.25, poll);
+  options.log_interval = scenario.IsRemote() ? std::max(1.0, poll) : std::min(0.25, poll);
   options.first_query_delay = FirstPollDelay();
   return options;
 }
@@ -360,6 +361,7 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
                                                          paths.job_name, user);
   if (job.err_path == job.out_path) job.err_path.clear();
   if (client->remote()) {
+    outcome.remote_log_file = job.out_path;
     job.local_out = spec.work_dir + "/" + fs::path(job.out_path).filename().string();
     job.local_err = job.err_path.empty()
                         ? ""
@@ -396,7 +398,7 @@ SubmitOutcome SubmitJob(SlurmClient* client, const JobSpec& spec, const ExecCont
 }
 
 RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
-                    const SlurmClientStats& stats, bool remote, const JobSpec& spec,
+                    const SlurmClientStats& stats, const JobSpec& spec,
                     const SubmitRequest& request) {
   const SlurmWatchJob& job = submitted.job;
   RunResult result = submitted.result;
@@ -417,7 +419,9 @@ RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
   result.details["scheduler_queries"] = std::to_string(stats.controller_queries);
   result.details["accounting_queries"] = std::to_string(stats.accounting_queries);
   if (!job.err_path.empty()) result.details["err_file"] = job.local_err;
-  if (remote) result.details["remote_log_file"] = job.out_path;
+  if (!submitted.remote_log_file.empty()) {
+    result.details["remote_log_file"] = submitted.remote_log_file;
+  }
   result.finished_at = NowIso8601();
   if (request.record) {
     Result<RunState> state = ReadRunState(spec.work_dir);
@@ -436,7 +440,7 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
   if (!submitted.submitted) return submitted.result;
   const std::string name = spec.scenario.empty() ? std::string("slurm") : spec.scenario;
   ProgressReporter progress(context.progress, IsTerminalStream(context.progress), name);
-  SlurmWatchOptions options = WatchOptions(spec, context, client->remote());
+  SlurmWatchOptions options = WatchOptions(spec, context, *client->scenario());
   options.before_output = [&progress] { progress.Clear(); };
   SlurmWatcher watcher(client, options);
   watcher.Add(submitted.job);
@@ -457,7 +461,7 @@ RunResult SubmitAndWatch(SlurmClient* client, const JobSpec& spec, const ExecCon
          submitted.job.monitor_timeout_seconds, LastLogLine(submitted.job.local_out)});
   }
   progress.Clear();
-  return FinishJob(submitted, verdict->result, client->stats(), client->remote(), spec, request);
+  return FinishJob(submitted, verdict->result, client->stats(), spec, request);
 }
 
 }  // namespace internal
@@ -480,31 +484,11 @@ SubmitRequest LocalSubmitRequest(const JobSpec& spec) {
   return request;
 }
 
-}  // namespace internal
-
-RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext& context) {
-  std::unique_ptr<Scenario> own;
-  Scenario* scenario = context.scenario;
-  if (scenario == nullptr || scenario->IsRemote()) {
-    own = MakeLocalScenario();
-    scenario = own.get();
-  }
-  if (spec.persistent_mode) {
-    return internal::RunInHeldAllocation(spec, context, scenario,
-                                         {"", spec.script_path, spec.work_dir});
-  }
-  RunResult base = internal::BaseResult(spec);
-  if (spec.script_path.empty()) {
-    return internal::ErrorResult(base, "job_spec.json has no script_path",
-                                 "prepare the case with the local_slurm executor");
-  }
-  auto started = Clock::now();
-  SlurmClient client(scenario);
-  RunResult result =
-      internal::SubmitAndWatch(&client, spec, context, internal::LocalSubmitRequest(spec));
-  result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  return result;
+bool NamesLoginNode(const JobSpec& spec) {
+  return !spec.ssh_host.empty() || !spec.remote_work_dir.empty();
 }
+
+}  // namespace internal
 
 Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec,
                                 const std::string& hint) {
@@ -554,9 +538,8 @@ Status CancelSlurmJob(const JobSpec& spec, const ExecContext& context) {
   std::unique_ptr<Scenario> own;
   Scenario* scenario = context.scenario;
   // A remote executor's job spec names its login node and remote work dir.
-  bool remote = !spec.ssh_host.empty() || !spec.remote_work_dir.empty();
   std::unique_ptr<SshScenario> ssh;
-  if (remote) {
+  if (internal::NamesLoginNode(spec)) {
     Result<SshOptions> options = SshOptionsForSpec(spec);
     if (!options.ok()) return options.status();
     TRTLLM_RUN_RETURN_IF_ERROR(CheckRecordedSshSettings(

@@ -19,10 +19,10 @@ class LocalSlurmSession : public ExecutorSession {
   LocalSlurmSession(const SessionOptions& options, const std::string& executor)
       : cancel_(options.cancel ? options.cancel : &own_cancel_),
         scenario_(MakeLocalScenario()),
-        watcher_(scenario_.get(), WatchOptionsFor(options, executor), cancel_) {}
+        watcher_(scenario_.get(), WatchOptionsFor(options, executor, *scenario_), cancel_) {}
 
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
-    if (spec.persistent_mode) return RunLocalSlurmJob(spec, context);
+    if (spec.persistent_mode) return ExecuteSlurmJob(spec, context);
     RunResult base = internal::BaseResult(spec);
     if (spec.script_path.empty()) {
       return internal::ErrorResult(base, "job_spec.json has no script_path",
@@ -44,8 +44,7 @@ class LocalSlurmSession : public ExecutorSession {
     if (!submitted.submitted) return submitted.result;
 
     RunResult judged = watcher_.Watch(submitted.job).get();
-    RunResult result =
-        internal::FinishJob(submitted, judged, watcher_.stats(), /*remote=*/false, spec, request);
+    RunResult result = internal::FinishJob(submitted, judged, watcher_.stats(), spec, request);
     result.details["shared_watcher"] = "true";
     result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
     return result;
@@ -64,13 +63,13 @@ class LocalSlurmSession : public ExecutorSession {
 
  private:
   static SlurmWatchOptions WatchOptionsFor(const SessionOptions& options,
-                                           const std::string& executor) {
+                                           const std::string& executor, const Scenario& scenario) {
     JobSpec spec;
     spec.scenario = executor;
     ExecContext context;
     context.progress = options.progress;
     context.kill_grace_seconds = options.kill_grace_seconds;
-    SlurmWatchOptions watch = internal::WatchOptions(spec, context, /*remote=*/false);
+    SlurmWatchOptions watch = internal::WatchOptions(spec, context, scenario);
     watch.terminal = nullptr;
     // A bulk run: the controller confirms every job's end, but the confirmations ride on
     // the shared watcher's queries within the bulk query budget.

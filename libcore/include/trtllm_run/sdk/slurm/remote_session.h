@@ -13,7 +13,7 @@
 namespace trtllm_run {
 
 // The executor option choosing how `run --cases` runs a remote case: "shared" (the
-// default: the destination's shared session) or "per-case" (RunRemoteSlurmJob: its own
+// default: the destination's shared session) or "per-case" (ExecuteSlurmJob: its own
 // connection, preflight, repo setup, build job and watcher, as a single run does).
 inline constexpr char kRemoteSessionOption[] = "session";
 
@@ -36,7 +36,7 @@ TRTLLM_RUN_API Status CheckRemoteSessionOptions(const std::map<std::string, std:
 // run in parallel. options.cancel firing cancels every job of every destination
 // (CANCELLED once Slurm says so). Persistent mode (release_allocation false) runs in the
 // held allocation as a single run does, over the destination's master. A case whose
-// executor option kRemoteSessionOption is "per-case" runs through RunRemoteSlurmJob.
+// executor option kRemoteSessionOption is "per-case" runs through ExecuteSlurmJob.
 // Each case's result details: ssh_connections (its destination's), shared_session
 // "true", and session_<counter> for its destination's counters.
 // Stats(), summed over destinations: "destinations", "watchers", "connections",

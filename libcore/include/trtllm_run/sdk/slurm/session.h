@@ -11,13 +11,13 @@
 namespace trtllm_run {
 
 // The local_slurm executor's session (Executor::NewSession, `trtllm-run run --cases`):
-// each Execute() submits its job from the calling thread exactly as RunLocalSlurmJob
+// each Execute() submits its job from the calling thread exactly as ExecuteSlurmJob
 // does (sbatch from the work dir, slurm_job_id and run_state.json recorded) and then
 // waits for the verdict of ONE SlurmWatcher shared by every job of the session, driven
 // by one thread the session owns: one batched controller query per interval for all
 // jobs. options.cancel firing cancels every job (scancel; CANCELLED once each ended).
 // The job output is not echoed (context.terminal is ignored; it is in the work dir).
-// Persistent-mode jobs run as RunLocalSlurmJob runs them. Stats(): "watchers" (always
+// Persistent-mode jobs run as ExecuteSlurmJob runs them. Stats(): "watchers" (always
 // "1"), "jobs" (handed to the watcher), "submits", "controller_queries",
 // "accounting_queries", "config_queries", "cancels".
 // `executor` (the session's executor name) prefixes the session's progress lines.

@@ -66,10 +66,32 @@ TRTLLM_RUN_API std::string ExpandSlurmFilename(const std::string& pattern, const
 // calls it after PrepareSlurmJob (sdk/slurm/render.h).
 TRTLLM_RUN_API Status AddSlurmRunFields(const CaseRequest& request, bool remote, JobSpec* spec);
 
-// Runs a prepared local_slurm job: sbatch from the work dir (or, in persistent mode, the
-// script's steps inside a held allocation), watches it to a verdict, cancels it on
-// context.cancel. Never leaves the job running unless the verdict says it may be.
-TRTLLM_RUN_API RunResult RunLocalSlurmJob(const JobSpec& spec, const ExecContext& context);
+// Runs a prepared Slurm job to a verdict through `scenario`, the host whose Slurm client
+// tools submit and watch it: this host (MakeLocalScenario) or a login node over SSH.
+// When the scenario's files live on another host (Scenario::IsRemote), the remote-only
+// stages run first over it, in this order: preflight (the Slurm tools are there), repo
+// setup (clone or fetch + checkout of repo_url at repo_branch into remote_repo_path),
+// the check that spec.remote_work_dir is writable, the transfer of the script and
+// extra_files, and the build job when build_project is true (a failed build stops the
+// run: ERROR, reason "BUILD_FAILED: ..."); the job's output is then copied into the
+// local work dir as it grows. Then the job: sbatch from the work dir as the cluster sees
+// it, watched to a verdict, cancelled on context.cancel; or, for persistent_mode (or
+// release_allocation "false" on a login node), the script's steps inside a held
+// allocation. Never leaves the job running unless the verdict says it may be. ERROR
+// without running anything when the spec has no script_path (or, for a remote
+// scenario, no remote_work_dir).
+TRTLLM_RUN_API RunResult RunSlurmJob(const JobSpec& spec, const ExecContext& context,
+                                     Scenario& scenario);
+
+// Executor::Execute of the Slurm executors: RunSlurmJob through the scenario the job spec
+// names. A spec naming a login node (ssh_host or remote_work_dir: a remote executor's)
+// runs over one new OpenSSH master connection to it (the spec's ssh_host, slurm_user
+// and ssh_* extras; a password
+// prompted on the terminal at most once when the key is refused and none was given; a
+// dropped connection is re-established and the watch goes on), closed at the end; the
+// result's details then say ssh_host and ssh_connections. Any other spec runs through
+// context.scenario when it is this host, else a new local scenario.
+TRTLLM_RUN_API RunResult ExecuteSlurmJob(const JobSpec& spec, const ExecContext& context);
 
 // Stops, from another process, the job recorded in spec.work_dir (slurm_job_id, else
 // run_state.json), once ProveSlurmJobOwnership proved it this run's: scancel, then waits
