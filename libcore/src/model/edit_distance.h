@@ -8,17 +8,14 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run {
 
 // Optimal string alignment distance: Levenshtein plus adjacent transpositions.
-TRTLLM_RUN_API std::size_t EditDistance(std::string_view a, std::string_view b);
+std::size_t EditDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, or "" when none is within max(2, |word| / 3) edits
 // (ties: the first in `candidates`).
-TRTLLM_RUN_API std::string ClosestName(std::string_view word,
-                                       const std::vector<std::string>& candidates);
+std::string ClosestName(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace trtllm_run
 

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "trtllm_run/cancel.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/runtime.h"
 
@@ -29,13 +28,12 @@ bool SlurmArraysEnabled();
 
 // [begin, end) ranges that cut `n` tasks into chunks of at most `max_tasks` (>= 1; a
 // cluster's MaxArraySize allows task ids 0..MaxArraySize-1, so chunks of MaxArraySize).
-TRTLLM_RUN_API std::vector<std::pair<std::size_t, std::size_t>> ArrayChunks(std::size_t n,
-                                                                            std::size_t max_tasks);
+std::vector<std::pair<std::size_t, std::size_t>> ArrayChunks(std::size_t n, std::size_t max_tasks);
 
 // The resource request of a batch script: its #SBATCH lines in order, without --job-name,
 // --output and --error (each task keeps its own), one per line. Scripts with the same
 // shape can be tasks of one array.
-TRTLLM_RUN_API std::string SbatchShape(const std::string& script_text);
+std::string SbatchShape(const std::string& script_text);
 
 // One task of an array: where its case's script runs and writes.
 struct ArrayTask {
@@ -50,9 +48,9 @@ struct ArrayTask {
 // own output `wrapper_output` (a Slurm filename pattern), --array=0-(tasks-1)[%throttle]
 // (throttle 0: none), then a dispatch on $SLURM_ARRAY_TASK_ID that runs each task's script
 // with its output redirected; every path is shell-quoted.
-TRTLLM_RUN_API std::string RenderArrayWrapper(const std::string& shape, const std::string& job_name,
-                                              const std::string& wrapper_output, int throttle,
-                                              const std::vector<ArrayTask>& tasks);
+std::string RenderArrayWrapper(const std::string& shape, const std::string& job_name,
+                               const std::string& wrapper_output, int throttle,
+                               const std::vector<ArrayTask>& tasks);
 
 // The cluster's MaxArraySize (`scontrol show config`), or 1001 (Slurm's default) when it
 // cannot be read.
