@@ -66,6 +66,9 @@ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRTLLM_R
   -DTRTLLM_RUN_BUILD_TESTS=ON -DTRTLLM_RUN_BUILD_BENCH=ON -DTRTLLM_RUN_BUILD_EXAMPLES=ON >/dev/null
 cmake --build "$build_dir" -j"$(nproc)"
 
+echo "== exported symbols (libtrtllm_run_core.so: the API of include/trtllm_run/ only, within budget)"
+python3 tests/check_exports.py "$build_dir/lib/libtrtllm_run_core.so"
+
 echo "== Debian package (cpack -G DEB, apt-get install, the example case installed, remove)"
 tests/deb_package.sh "$build_dir"
 

@@ -5,10 +5,10 @@
 
 #include <boost/program_options.hpp>
 #include <functional>
-#include <future>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_help.h"
@@ -216,7 +216,10 @@ class HistoryOpening {
 
  private:
   std::string subcommand_;
-  std::future<Result<std::unique_ptr<history::HistoryStore>>> opening_;
+  // Opens the store into store_ or open_failure_; joined by Get(). (A std::future of the
+  // store would export its std:: instance from libtrtllm_run_core: tests/check_exports.py.)
+  std::thread opener_;
+  Status open_failure_;
   std::unique_ptr<history::HistoryStore> store_;
 };
 

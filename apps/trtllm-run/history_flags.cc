@@ -92,20 +92,22 @@ HistoryOpening::HistoryOpening(std::string subcommand, const po::variables_map& 
     : subcommand_(std::move(subcommand)) {
   Result<std::string> path = HistoryPathFromFlags(vm, nullptr);
   if (!path.ok() || path->empty()) return;  // flags were checked before the run
-  opening_ = std::async(std::launch::async,
-                        [path = path.value()] { return history::OpenHistoryStore(path); });
+  opener_ = std::thread([this, path = path.value()] {
+    Result<std::unique_ptr<history::HistoryStore>> store = history::OpenHistoryStore(path);
+    if (store.ok()) {
+      store_ = std::move(store.value());
+    } else {
+      open_failure_ = store.status();
+    }
+  });
 }
 
 HistoryOpening::~HistoryOpening() { Close(); }
 
 history::HistoryStore* HistoryOpening::Get() {
-  if (opening_.valid()) {
-    Result<std::unique_ptr<history::HistoryStore>> store = opening_.get();
-    if (store.ok()) {
-      store_ = std::move(store.value());
-    } else {
-      Warn(subcommand_, store.status());
-    }
+  if (opener_.joinable()) {
+    opener_.join();
+    if (!open_failure_.ok()) Warn(subcommand_, open_failure_);
   }
   return store_.get();
 }

@@ -71,7 +71,8 @@ class TRTLLM_RUN_API Registry {
   Result<ExecutorTraits> ExecutorTraitsOf(const std::string& name) const;
 
  private:
-  struct Impl;
+  // Hidden: a nested class takes the exported class's visibility unless told otherwise.
+  struct __attribute__((visibility("hidden"))) Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -9,25 +9,23 @@
 #include <cstdint>
 #include <string>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::history {
 
 // The name of a filesystem type (statfs f_type) whose locks a store cannot trust ("nfs",
 // "cifs", "smb2", "fuse", "9p", ...); "" for any other type.
-TRTLLM_RUN_API std::string UnlockableFilesystemName(std::int64_t f_type);
+std::string UnlockableFilesystemName(std::int64_t f_type);
 
 // Ok when a store may live in `dir` (an existing directory): its filesystem is not one of
 // UnlockableFilesystemName's and a non-blocking write lock on a probe file there is
 // granted. Otherwise kInvalidInput naming `store_path`, the filesystem and the fix
 // (--history FILE on a local disk, or --no-history).
-TRTLLM_RUN_API Status CheckStoreFilesystem(const std::string& dir, const std::string& store_path);
+Status CheckStoreFilesystem(const std::string& dir, const std::string& store_path);
 
 // The message CheckStoreFilesystem gives for a filesystem named `fs_name` (exposed for the
 // unit test, which cannot mount NFS).
-TRTLLM_RUN_API Status UnlockableStoreStatus(const std::string& store_path,
-                                            const std::string& fs_name);
+Status UnlockableStoreStatus(const std::string& store_path, const std::string& fs_name);
 
 }  // namespace trtllm_run::history
 

@@ -5,21 +5,19 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::history {
 
 // The password texts of `url` (as written and percent-decoded), for WithoutSecrets.
-TRTLLM_RUN_API std::vector<std::string> PostgresUrlSecrets(const std::string& url);
+std::vector<std::string> PostgresUrlSecrets(const std::string& url);
 
 // `text` (a libpq message) with every occurrence of each secret replaced by "***" and its
 // trailing whitespace dropped.
-TRTLLM_RUN_API std::string WithoutSecrets(std::string text,
-                                          const std::vector<std::string>& secrets);
+std::string WithoutSecrets(std::string text, const std::vector<std::string>& secrets);
 
 // CheckPostgresUrl without the password refusal: *has_password says whether it has one.
-TRTLLM_RUN_API Status CheckPostgresUrlForm(const std::string& url, bool* has_password);
+Status CheckPostgresUrlForm(const std::string& url, bool* has_password);
 
 }  // namespace trtllm_run::history
 

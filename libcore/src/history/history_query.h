@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "history/history_store.h"
-#include "trtllm_run/export.h"
 
 namespace trtllm_run::history {
 
@@ -29,8 +28,7 @@ struct TestSummary {
 
 // The summary of `rows` (newest first, as HistoryStore::Outcomes gives them); `last`
 // keeps the first `last_n`.
-TRTLLM_RUN_API TestSummary Summarize(const std::string& name, const std::vector<OutcomeRow>& rows,
-                                     int last_n);
+TestSummary Summarize(const std::string& name, const std::vector<OutcomeRow>& rows, int last_n);
 
 // A test with both outcomes on one commit, or one that failed and then passed on a rerun.
 struct FlakyTest {
@@ -47,14 +45,14 @@ struct FlakyTest {
 // (then most outcomes, then node id): a known commit with a pass and a failure, or a commit
 // (known or not) with a failure and a rerun's pass. An unknown commit ("") is otherwise
 // never one commit: the outcomes there may come from different code.
-TRTLLM_RUN_API std::vector<FlakyTest> FindFlaky(const std::vector<CommitCounts>& counts);
+std::vector<FlakyTest> FindFlaky(const std::vector<CommitCounts>& counts);
 
 // The p-th percentile (0..100) of `values` by linear interpolation (numpy's default);
 // nullopt when empty.
-TRTLLM_RUN_API std::optional<double> Percentile(std::vector<double> values, double p);
+std::optional<double> Percentile(std::vector<double> values, double p);
 
 // pytest-split's .test_durations text: a JSON object {"node id": seconds}, sorted by id.
-TRTLLM_RUN_API std::string TestDurationsJson(const std::map<std::string, double>& durations);
+std::string TestDurationsJson(const std::map<std::string, double>& durations);
 
 }  // namespace trtllm_run::history
 

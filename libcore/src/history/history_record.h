@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "history/history_store.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 
 namespace trtllm_run {
@@ -17,7 +16,7 @@ namespace trtllm_run::history {
 
 // "$XDG_DATA_HOME/trtllm-run/history.sqlite", else
 // "$HOME/.local/share/trtllm-run/history.sqlite"; "" when neither variable is set.
-TRTLLM_RUN_API std::string DefaultHistoryPath();
+std::string DefaultHistoryPath();
 
 // The checkout's HEAD, read from its .git without running git (worktrees and packed refs
 // included): commit "" when `repo_root` is not a git checkout, branch "" when detached.
@@ -25,20 +24,19 @@ struct GitHead {
   std::string commit;
   std::string branch;
 };
-TRTLLM_RUN_API GitHead ReadGitHead(const std::string& repo_root);
+GitHead ReadGitHead(const std::string& repo_root);
 
 // A failure text's signature, stable across runs: its first non-empty line, numbers and
 // hex addresses as "N", whitespace collapsed, at most 160 bytes. "" for no text.
-TRTLLM_RUN_API std::string FailureSignature(const std::string& text);
+std::string FailureSignature(const std::string& text);
 
 // The record of one case's verdict: `kind` "run" or "case", `name` the case's name ("":
 // its command). Where it ran comes from its work dir's job_spec.json when there is one.
-TRTLLM_RUN_API CaseRecord CaseRecordOf(const RunResult& result, const std::string& kind,
-                                       const std::string& name);
+CaseRecord CaseRecordOf(const RunResult& result, const std::string& kind, const std::string& name);
 
 // The records of a stage: one per shard job of every round (StageRunResult::shard_runs),
 // each with the outcomes of its tests in that round (attempt = the round).
-TRTLLM_RUN_API std::vector<CaseRecord> StageRecordsOf(const StageRunResult& stage);
+std::vector<CaseRecord> StageRecordsOf(const StageRunResult& stage);
 
 }  // namespace trtllm_run::history
 

@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::history {
@@ -105,7 +104,7 @@ struct LatestOutcome {
 // The store. Every method is safe to call from several threads of one process (calls are
 // serialized), and several processes may use one store at once: writers wait for each
 // other up to the busy timeout, readers never wait for writers.
-class TRTLLM_RUN_API HistoryStore {
+class HistoryStore {
  public:
   virtual ~HistoryStore() = default;
   // Where the store is ("/home/u/.local/share/trtllm-run/history.sqlite"), for messages.
@@ -149,25 +148,25 @@ struct Migration {
 };
 
 // The schema's migrations, v1 first (history_sqlite.cc).
-TRTLLM_RUN_API const std::vector<Migration>& SqliteMigrations();
+const std::vector<Migration>& SqliteMigrations();
 
 // Opens (creating when absent, with its directory, mode 0700) the SQLite store at `path`
 // and brings its schema to the newest of `migrations` (one transaction per step).
 // kInvalidInput naming the path and the fix when its filesystem cannot lock (fs_check.h),
 // when it is not a SQLite database, or when its schema is newer than `migrations` know.
-TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenSqliteStore(
+Result<std::unique_ptr<HistoryStore>> OpenSqliteStore(
     const std::string& path, const std::vector<Migration>& migrations = SqliteMigrations());
 
 // The SQLite schema version of the store at `path` (0: no schema yet); for tests.
-TRTLLM_RUN_API Result<int> SqliteSchemaVersion(const std::string& path);
+Result<int> SqliteSchemaVersion(const std::string& path);
 
 // True when `location` names a PostgreSQL server (a postgresql:// or postgres:// URL)
 // rather than a SQLite file.
-TRTLLM_RUN_API bool IsPostgresUrl(const std::string& location);
+bool IsPostgresUrl(const std::string& location);
 
 // `url` with its password, if any (the user info's or a password= parameter's), replaced
 // by "***": what every message and location() shows of a URL.
-TRTLLM_RUN_API std::string RedactPostgresUrl(const std::string& url);
+std::string RedactPostgresUrl(const std::string& url);
 
 // A URL a user gave (--history, the config's `history:`): kInvalidInput naming the
 // redacted URL when libpq cannot parse it, when its port or connect_timeout is not a
@@ -175,11 +174,11 @@ TRTLLM_RUN_API std::string RedactPostgresUrl(const std::string& url);
 // $PGPASSWORD itself; argv and config files are readable by others). Loads libpq (the
 // first call with a URL): kNotFound naming libpq.so.5 and the package libpq5 when it
 // cannot be loaded.
-TRTLLM_RUN_API Status CheckPostgresUrl(const std::string& url);
+Status CheckPostgresUrl(const std::string& url);
 
 // The PostgreSQL schema's migrations, v1 first (history_postgres.cc): the SQLite schema's
 // tables and columns in PostgreSQL's types.
-TRTLLM_RUN_API const std::vector<Migration>& PostgresMigrations();
+const std::vector<Migration>& PostgresMigrations();
 
 // Connects to the PostgreSQL database `url` names (waiting at most its connect_timeout,
 // else $PGCONNECT_TIMEOUT, else 10 s) and brings its schema to the newest of `migrations`
@@ -188,15 +187,15 @@ TRTLLM_RUN_API const std::vector<Migration>& PostgresMigrations();
 // it. kInvalidInput for a URL CheckPostgresUrl refuses for its form or a schema newer
 // than `migrations` know; kIoError naming the redacted URL when the server cannot be
 // reached or refuses; kNotFound when libpq.so.5 cannot be loaded (history/libpq.h).
-TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenPostgresStore(
+Result<std::unique_ptr<HistoryStore>> OpenPostgresStore(
     const std::string& url, const std::vector<Migration>& migrations = PostgresMigrations());
 
 // The PostgreSQL schema version of the database at `url` (0: no schema yet); for tests.
-TRTLLM_RUN_API Result<int> PostgresSchemaVersion(const std::string& url);
+Result<int> PostgresSchemaVersion(const std::string& url);
 
 // The store `location` names: OpenPostgresStore for a postgresql:// URL, else
 // OpenSqliteStore.
-TRTLLM_RUN_API Result<std::unique_ptr<HistoryStore>> OpenHistoryStore(const std::string& location);
+Result<std::unique_ptr<HistoryStore>> OpenHistoryStore(const std::string& location);
 
 }  // namespace trtllm_run::history
 

@@ -10,8 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run::history {
 
 // The most runs `--repeat` takes: more is a typo, not a stability study.
@@ -24,8 +22,7 @@ struct Interval {
   double low = 0;
   double high = 1;
 };
-TRTLLM_RUN_API Interval WilsonInterval(std::int64_t passed, std::int64_t runs,
-                                       double z = 1.959963984540054);
+Interval WilsonInterval(std::int64_t passed, std::int64_t runs, double z = 1.959963984540054);
 
 // One of the N runs.
 struct RepeatRun {
@@ -60,15 +57,15 @@ struct RepeatSummary {
 // The summary of `runs` (any order). Accepted when all passed, or, with `required_pass_rate`,
 // when the observed pass rate is at least it. A run without a signature that did not pass
 // is listed under its verdict ("TIMEOUT").
-TRTLLM_RUN_API RepeatSummary SummarizeRepeat(const std::string& name, std::vector<RepeatRun> runs,
-                                             std::optional<double> required_pass_rate);
+RepeatSummary SummarizeRepeat(const std::string& name, std::vector<RepeatRun> runs,
+                              std::optional<double> required_pass_rate);
 
 // For people: "repeat NAME: 14/20 passed (70.0%, Wilson 95% 48.1%..85.5%), 2.1 s / 2.5 s /
 // 3.0 s (min/median/max) on 2 node lists: a, b" then one line per failure signature.
-TRTLLM_RUN_API std::string FormatRepeatSummary(const RepeatSummary& summary);
+std::string FormatRepeatSummary(const RepeatSummary& summary);
 
 // The summary as a JSON object (docs/result-schema.md "repeat").
-TRTLLM_RUN_API std::string RepeatSummaryJson(const RepeatSummary& summary);
+std::string RepeatSummaryJson(const RepeatSummary& summary);
 
 }  // namespace trtllm_run::history
 

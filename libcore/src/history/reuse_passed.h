@@ -11,12 +11,11 @@
 #include <vector>
 
 #include "history/history_store.h"
-#include "trtllm_run/export.h"
 
 namespace trtllm_run::history {
 
 // "passed on <commit> at <recorded_at> (<work_dir>)".
-TRTLLM_RUN_API std::string ReusedReason(const std::string& commit, const LatestOutcome& pass);
+std::string ReusedReason(const std::string& commit, const LatestOutcome& pass);
 
 // Which of `ids` passed before, each with its ReusedReason. `latest` are the newest outcomes
 // on `commit` (HistoryStore::LatestTestOutcomes or LatestCaseVerdicts). Matching is by exact
@@ -28,9 +27,9 @@ TRTLLM_RUN_API std::string ReusedReason(const std::string& commit, const LatestO
 //     "<id>::..." were recorded and the newest outcome of every one of them is a pass; the
 //     newest of them names the time and work dir.
 // A skipped or failed newest outcome, or no record, is never reused.
-TRTLLM_RUN_API std::map<std::string, std::string> PassedBefore(
-    const std::vector<std::string>& ids, const std::vector<LatestOutcome>& latest,
-    const std::string& commit);
+std::map<std::string, std::string> PassedBefore(const std::vector<std::string>& ids,
+                                                const std::vector<LatestOutcome>& latest,
+                                                const std::string& commit);
 
 }  // namespace trtllm_run::history
 

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <string>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -26,7 +25,7 @@ Result<std::string> CreateUniqueDir(const std::string& planned, const std::strin
 // symlink placed there is refused (kInvalidInput naming the path) instead of blocking the
 // reader or being followed out of the work dir; at most kMaxWorkDirFileBytes (16 MiB),
 // else kInvalidInput naming the file and the cap. kIoError when it cannot be read.
-TRTLLM_RUN_API Result<std::string> ReadWorkDirFile(const std::string& path);
+Result<std::string> ReadWorkDirFile(const std::string& path);
 
 // Reads up to `max_bytes` of the regular file `path` from `offset` (negative: that many
 // bytes before its end) into `out`, and its size into `size`. Opened non-blocking: false,

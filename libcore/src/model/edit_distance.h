@@ -8,19 +8,16 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run {
 
 // Optimal string alignment distance: Levenshtein plus adjacent transpositions. Time
 // O(|a| * |b|), memory O(|b|).
-TRTLLM_RUN_API std::size_t EditDistance(std::string_view a, std::string_view b);
+std::size_t EditDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `word`, or "" when none is within max(2, |word| / 3) edits
 // (ties: the first in `candidates`); "" for a `word` over 256 bytes. Candidates whose length
 // is out of reach are skipped, so a long name in a table costs no comparison.
-TRTLLM_RUN_API std::string ClosestName(std::string_view word,
-                                       const std::vector<std::string>& candidates);
+std::string ClosestName(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace trtllm_run
 

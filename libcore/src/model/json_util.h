@@ -14,7 +14,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/input_limits.h"
 #include "trtllm_run/status.h"
 
@@ -25,7 +24,7 @@ using Writer = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
 // Returns `text` with every invalid UTF-8 sequence replaced by U+FFFD, so that log
 // lines with stray bytes still make a valid JSON document.
-TRTLLM_RUN_API std::string ValidUtf8(std::string_view text);
+std::string ValidUtf8(std::string_view text);
 
 void WriteString(Writer* writer, std::string_view value);
 void WriteKey(Writer* writer, std::string_view key);

@@ -7,12 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
 
-class TRTLLM_RUN_API ProblemList {
+class ProblemList {
  public:
   // Records `status` when it is not OK; returns whether it was OK.
   bool Add(const Status& status);

@@ -12,8 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run {
 
 struct HopelessPendingReason {
@@ -23,12 +21,11 @@ struct HopelessPendingReason {
 };
 
 // Every reason the table holds, in docs/cli.md's order.
-TRTLLM_RUN_API const std::vector<HopelessPendingReason>& HopelessPendingReasons();
+const std::vector<HopelessPendingReason>& HopelessPendingReasons();
 
 // The table's row for a job's Reason ("PartitionDown", or "ReqNodeNotAvail, ..." forms:
 // the name before the first comma counts); nullopt when waiting may clear it.
-TRTLLM_RUN_API std::optional<HopelessPendingReason> FindHopelessPendingReason(
-    const std::string& reason);
+std::optional<HopelessPendingReason> FindHopelessPendingReason(const std::string& reason);
 
 }  // namespace trtllm_run
 

@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -17,15 +16,14 @@ namespace trtllm_run {
 // HH:MM:SS, or D-HH:MM:SS from a day on; Slurm's own forms are kept as written (a bare
 // number stays Slurm's minutes). kInvalidInput naming `field` and the accepted forms for
 // anything else, and for a zero limit (which Slurm reads as "no limit").
-TRTLLM_RUN_API Result<std::string> NormalizeSlurmTime(std::string_view text,
-                                                      std::string_view field);
+Result<std::string> NormalizeSlurmTime(std::string_view text, std::string_view field);
 
 // A Slurm time ("1-02:03:04", "02:03:04", "03:04", "5" minutes, "UNLIMITED") in seconds;
 // nullopt for UNLIMITED/INFINITE/invalid text.
-TRTLLM_RUN_API std::optional<int> ParseSlurmDuration(std::string_view text);
+std::optional<int> ParseSlurmDuration(std::string_view text);
 
 // A duration in seconds as Slurm writes it: HH:MM:SS, or D-HH:MM:SS from a day on.
-TRTLLM_RUN_API std::string FormatSlurmTime(int seconds);
+std::string FormatSlurmTime(int seconds);
 
 }  // namespace trtllm_run
 

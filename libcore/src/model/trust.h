@@ -8,7 +8,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -17,7 +16,7 @@ namespace trtllm_run {
 // password, passwd, passphrase, secret, token, credential or apikey/api_key. Such a name
 // is refused as an argument, a config key or an executor option, and its value is never
 // repeated in a message.
-TRTLLM_RUN_API bool LooksLikeSecretName(std::string_view name);
+bool LooksLikeSecretName(std::string_view name);
 
 // The one filter for `ssh -o` options that did not come from the person at the
 // keyboard (MCP tools: plan_case, run_case, run_cases, probe_slurm): OK only for a
@@ -28,13 +27,13 @@ TRTLLM_RUN_API bool LooksLikeSecretName(std::string_view name);
 // should not get (SendEnv, SetEnv, ForwardAgent, IdentityAgent, *Forward, ControlPath).
 // kInvalidInput "<what> '<option>' is not allowed" with the allowed keys otherwise.
 // Flags and files the user names are not filtered: the person chose them.
-TRTLLM_RUN_API Status CheckUntrustedSshOption(const std::string& option, const std::string& what);
+Status CheckUntrustedSshOption(const std::string& option, const std::string& what);
 
 // The request keys a checkout's .trtllm-run.yaml may set: defaults that choose no host,
 // login, file, image, scenario, env file or command (partition, account, time limits,
 // models paths, timeouts, sizes, docker_pull/docker_memory), in table order.
-TRTLLM_RUN_API const std::vector<std::string>& RepoConfigKeys();
-TRTLLM_RUN_API bool RepoConfigMaySet(const std::string& field);
+const std::vector<std::string>& RepoConfigKeys();
+bool RepoConfigMaySet(const std::string& field);
 
 }  // namespace trtllm_run
 

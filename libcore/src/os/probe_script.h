@@ -10,7 +10,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
@@ -25,13 +24,12 @@ struct ProbeSection {
 
 struct ProbeOutput {
   std::map<std::string, ProbeSection> sections;  // "user", "sinfo", "access=batch", ...
-  TRTLLM_RUN_API const ProbeSection* Find(const std::string& name) const;
+  const ProbeSection* Find(const std::string& name) const;
 };
 
 // Splits the script's stdout into sections. kInvalidInput when a section is truncated
 // or the stream holds no section at all (e.g. the remote shell printed something else).
-TRTLLM_RUN_API Result<ProbeOutput> ParseProbeStream(std::string_view stream,
-                                                    const std::string& marker);
+Result<ProbeOutput> ParseProbeStream(std::string_view stream, const std::string& marker);
 
 namespace probe {
 

@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/plan.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
@@ -62,7 +61,7 @@ struct SshOptions {
   std::vector<std::string> extra_options;  // more "-o Key=Value" options ("Key=Value")
 };
 
-class TRTLLM_RUN_API SshScenario : public Scenario {
+class SshScenario : public Scenario {
  public:
   ~SshScenario() override;
 
@@ -113,8 +112,7 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
   const SshOptions& options() const { return options_; }
 
  private:
-  friend TRTLLM_RUN_API Result<std::unique_ptr<SshScenario>> MakeSshScenario(
-      const SshOptions& options);
+  friend Result<std::unique_ptr<SshScenario>> MakeSshScenario(const SshOptions& options);
   SshScenario() = default;
   std::vector<std::string> BaseArgv() const;
 
@@ -133,10 +131,10 @@ class TRTLLM_RUN_API SshScenario : public Scenario {
 // Validates the options, creates the control directory (and askpass script in password
 // mode). Connects lazily, on the first Run() or EnsureMaster(). kInvalidInput for an
 // empty destination or a password_env naming an unset variable.
-TRTLLM_RUN_API Result<std::unique_ptr<SshScenario>> MakeSshScenario(const SshOptions& options);
+Result<std::unique_ptr<SshScenario>> MakeSshScenario(const SshOptions& options);
 
 // The remote command line ssh sends for `argv`: each word ShellQuote()d, space-joined.
-TRTLLM_RUN_API std::string RemoteCommandLine(const std::vector<std::string>& argv);
+std::string RemoteCommandLine(const std::vector<std::string>& argv);
 
 }  // namespace trtllm_run
 

@@ -11,7 +11,6 @@
 
 #include "history/history_store.h"
 #include "perf/perf_gate.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 
 namespace trtllm_run::perf {
@@ -33,10 +32,10 @@ struct BaselineFile {
 //     "threshold_pre_merge": F, "threshold_post_merge": F}}}]}
 // kInvalidInput naming the file, the place and what is valid for anything else (unknown
 // keys, a metric no tool prints, a non-positive number, a threshold >= 1).
-TRTLLM_RUN_API Result<BaselineFile> LoadBaselineFile(const std::string& path);
+Result<BaselineFile> LoadBaselineFile(const std::string& path);
 
 // "pre-merge", "post-merge", "warn", "off"; kInvalidInput naming the valid ones otherwise.
-TRTLLM_RUN_API Status CheckGateMode(const std::string& mode);
+Status CheckGateMode(const std::string& mode);
 
 struct PerfOptions {
   std::string gate_mode = "off";
@@ -46,7 +45,7 @@ struct PerfOptions {
 };
 
 // True for the cases whose logs carry perf metrics: workflow bench or perf_sanity.
-TRTLLM_RUN_API bool IsPerfCase(const RunResult& result);
+bool IsPerfCase(const RunResult& result);
 
 // For a perf case: reads its log's metrics into result->perf with the match key; with a
 // gate mode other than "off", the gate's table and verdict (a PASSED case whose gated
@@ -54,7 +53,7 @@ TRTLLM_RUN_API bool IsPerfCase(const RunResult& result);
 // post-merge modes, unless exempt; "warn" adds a note only); then records the new points
 // in the store when the case's own verdict was PASSED. Problems with the store are notes,
 // never a verdict. Other cases are left as they are.
-TRTLLM_RUN_API void ApplyPerf(RunResult* result, const PerfOptions& options);
+void ApplyPerf(RunResult* result, const PerfOptions& options);
 
 }  // namespace trtllm_run::perf
 

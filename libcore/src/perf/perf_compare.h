@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 
 namespace trtllm_run::perf {
@@ -29,18 +28,18 @@ struct Comparison {
 // The metrics of a work dir: its result.json's perf section, else its log's metric lines
 // (a run from before perf sections). kInvalidInput when `work_dir` has no result.json or it
 // does not parse; kNotFound when neither holds a metric.
-TRTLLM_RUN_API Result<std::vector<PerfMetric>> WorkDirMetrics(const std::string& work_dir);
+Result<std::vector<PerfMetric>> WorkDirMetrics(const std::string& work_dir);
 
 // A's metrics in A's order, then B's others. "better"/"worse" by the metric's direction;
 // "same" for a change below 0.05 %.
-TRTLLM_RUN_API Result<Comparison> CompareWorkDirs(const std::string& a, const std::string& b);
+Result<Comparison> CompareWorkDirs(const std::string& a, const std::string& b);
 
 // The table: metric, A, B, change, verdict; one row a line, ending with "\n".
-TRTLLM_RUN_API std::string FormatComparison(const Comparison& comparison);
+std::string FormatComparison(const Comparison& comparison);
 
 // {"a", "b", "rows": [{"metric", "unit", "direction", "a", "b", "change", "verdict"}]};
 // unknown numbers are null.
-TRTLLM_RUN_API std::string ComparisonJson(const Comparison& comparison);
+std::string ComparisonJson(const Comparison& comparison);
 
 }  // namespace trtllm_run::perf
 

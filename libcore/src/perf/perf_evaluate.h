@@ -5,7 +5,6 @@
 
 #include <string>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::perf {
@@ -14,7 +13,7 @@ namespace trtllm_run::perf {
 // "history": {METRIC: [[TIME, VALUE], ...]}, "latest_post_merge": {METRIC: VALUE},
 // "pinned": {METRIC: {"baseline", "threshold_pre_merge", "threshold_post_merge"}}}, runs
 // EvaluateGate and returns result.json's perf section of it. kInvalidInput for a bad file.
-TRTLLM_RUN_API Result<std::string> EvaluateGateFile(const std::string& path);
+Result<std::string> EvaluateGateFile(const std::string& path);
 
 }  // namespace trtllm_run::perf
 

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 
 namespace trtllm_run::perf {
@@ -26,13 +25,13 @@ struct TimedValue {
 
 // The p-th percentile (0..100) with linear interpolation between closest ranks (numpy's
 // default); 0 for no values.
-TRTLLM_RUN_API double Percentile(std::vector<double> values, double p);
+double Percentile(std::vector<double> values, double p);
 
 // CI's calculate_baseline_metrics for one metric: the values grouped by day (the first 10
 // characters of `at`) and averaged per day, in day order; a trailing rolling mean of 3
 // days (fewer at the start); then P95 when larger is better, P5 when smaller is better.
 // nullopt for no values.
-TRTLLM_RUN_API std::optional<double> Baseline(const std::vector<TimedValue>& values, bool maximize);
+std::optional<double> Baseline(const std::vector<TimedValue>& values, bool maximize);
 
 // A pinned baseline of one metric (--perf-baseline FILE): each part optional.
 struct PinnedMetric {
@@ -62,10 +61,10 @@ struct GateInput {
 // (maximize) or new > baseline * (1 + threshold) (minimize). Pre-merge only: the case is
 // exempt when some gated metric of the latest post-merge measurement, usable (finite,
 // > 0), would itself miss that metric's baseline at the pre-merge threshold.
-TRTLLM_RUN_API PerfGate EvaluateGate(const GateInput& input);
+PerfGate EvaluateGate(const GateInput& input);
 
 // The table as text: metric, new, baseline, threshold, change, one row a line.
-TRTLLM_RUN_API std::string FormatGateTable(const PerfGate& gate);
+std::string FormatGateTable(const PerfGate& gate);
 
 }  // namespace trtllm_run::perf
 

@@ -12,7 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 
 namespace trtllm_run::perf {
@@ -30,31 +29,30 @@ struct MetricLine {
 };
 
 // Every metric line known, perf-sanity's first.
-TRTLLM_RUN_API const std::vector<MetricLine>& KnownMetricLines();
+const std::vector<MetricLine>& KnownMetricLines();
 
 // The direction, unit and default gating of a metric name ("#k" block suffix ignored);
 // nullopt for a name no tool prints.
-TRTLLM_RUN_API std::optional<MetricLine> MetricInfo(std::string_view name);
+std::optional<MetricLine> MetricInfo(std::string_view name);
 
 // `line` without ANSI escape sequences (CSI, OSC, two-byte ESC) and without what a
 // carriage return overwrote (the text after the last '\r' that is followed by text).
-TRTLLM_RUN_API std::string CleanLogLine(std::string_view line);
+std::string CleanLogLine(std::string_view line);
 
 // Every metric of `log`, in order. A label may stand anywhere in its line (after a rank or
 // time prefix, as CI's re.search finds it); the first label of a line wins. A metric seen
 // again starts a new block (a perf-sanity case with several client configs): the metrics
 // of block k >= 2 are named "<name>#<k>".
-TRTLLM_RUN_API std::vector<PerfMetric> ParsePerfMetrics(std::string_view log);
+std::vector<PerfMetric> ParsePerfMetrics(std::string_view log);
 
 // The CI match key of a perf case: model, gpu_type, workflow and the configuration its
 // command names (bench: benchmark, tp, pp, ep, concurrency, num_requests, max_batch_size,
 // max_num_tokens, backend, dataset, server_config; perf-sanity: test_id). Keys with no
 // value are left out.
-TRTLLM_RUN_API std::map<std::string, std::string> MatchKeyOf(const RunResult& result,
-                                                             const std::string& gpu_type);
+std::map<std::string, std::string> MatchKeyOf(const RunResult& result, const std::string& gpu_type);
 
 // The key's canonical text (compact JSON, keys sorted): the history's match_key column.
-TRTLLM_RUN_API std::string MatchKeyText(const std::map<std::string, std::string>& key);
+std::string MatchKeyText(const std::map<std::string, std::string>& key);
 
 }  // namespace trtllm_run::perf
 

@@ -12,7 +12,6 @@
 #include "slurm/probe/slurm_probe.h"
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/environment.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
@@ -23,7 +22,7 @@ namespace trtllm_run {
 // "L40S". Names outside the known table give the raw model token: the words after the
 // vendor prefixes (NVIDIA, Tesla, GeForce, Quadro) up to the first one holding a digit,
 // joined ("NVIDIA RTX 6000 Ada Generation" -> "RTX6000"). "" for an empty name.
-TRTLLM_RUN_API std::string DeviceTypeFromGpuName(std::string_view name);
+std::string DeviceTypeFromGpuName(std::string_view name);
 
 // `nvidia-smi --query-gpu=name --format=csv,noheader`: one product name per line.
 struct GpuInventory {
@@ -31,27 +30,27 @@ struct GpuInventory {
   std::string device_type;         // of the first GPU
   bool mixed = false;              // GPUs of more than one device type
 };
-TRTLLM_RUN_API GpuInventory ParseNvidiaSmiNames(std::string_view output);
+GpuInventory ParseNvidiaSmiNames(std::string_view output);
 
 // ClusterName from `scontrol show config` ("ClusterName             = eos").
-TRTLLM_RUN_API std::optional<std::string> ParseClusterName(std::string_view show_config);
+std::optional<std::string> ParseClusterName(std::string_view show_config);
 
 // The env-check script (`marker` delimits its sections, as for the Slurm probe).
-TRTLLM_RUN_API std::string EnvCheckScript(const std::string& marker, int command_timeout_seconds);
+std::string EnvCheckScript(const std::string& marker, int command_timeout_seconds);
 
 // Builds the facts from the script's sections: pure. `catalog` (may be null) supplies
 // gpus_per_node and models_repo_host for a known cluster; `models_repo_env` is
 // $TRTLLM_RUN_MODELS_REPO ("" when unset), used when the catalog has none.
-TRTLLM_RUN_API EnvFacts EnvFactsFromProbe(const ProbeOutput& output, const ClusterCatalog* catalog,
-                                          const std::string& models_repo_env);
+EnvFacts EnvFactsFromProbe(const ProbeOutput& output, const ClusterCatalog* catalog,
+                           const std::string& models_repo_env);
 
 // Runs the env check through `scenario`. No nvidia-smi means zero GPUs, an unreachable
 // Docker engine means docker_available false (docker_error says why): neither is an
 // error. Non-OK only when the script could not run or its output was not understood.
-TRTLLM_RUN_API Result<EnvFacts> CheckEnvironment(Scenario& scenario, const ClusterCatalog* catalog);
+Result<EnvFacts> CheckEnvironment(Scenario& scenario, const ClusterCatalog* catalog);
 
 // The facts as a JSON object (stable key order).
-TRTLLM_RUN_API std::string EnvFactsToJson(const EnvFacts& facts);
+std::string EnvFactsToJson(const EnvFacts& facts);
 
 }  // namespace trtllm_run
 

@@ -10,17 +10,16 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
 
 // "aarch64" when `device_type` starts with GB or GH (Grace systems, case-insensitive) or
 // `arch` is aarch64/arm64; otherwise "x86_64".
-TRTLLM_RUN_API std::string ImageArch(std::string_view device_type, std::string_view arch);
+std::string ImageArch(std::string_view device_type, std::string_view arch);
 
 // The properties key for an arch: LLM_SBSA_DOCKER_IMAGE (aarch64) or LLM_DOCKER_IMAGE.
-TRTLLM_RUN_API std::string ImageTagKey(std::string_view arch);
+std::string ImageTagKey(std::string_view arch);
 
 // Parses an image tags file: `#` comment lines, blank lines, KEY=VALUE lines (optional
 // `export `, optional matching quotes around the value), `${VAR}` / `$VAR` expanded from
@@ -29,7 +28,7 @@ struct ImageTags {
   std::vector<std::string> keys;  // file order, each once
   std::map<std::string, std::string> values;
 };
-TRTLLM_RUN_API Result<ImageTags> ParseImageTags(const std::string& text, const std::string& origin);
+Result<ImageTags> ParseImageTags(const std::string& text, const std::string& origin);
 
 struct ImageResolution {
   std::string image;   // canonical URI
@@ -40,16 +39,15 @@ struct ImageResolution {
 // container_image if given (verbatim); else <repo_root>/jenkins/current_image_tags.properties
 // at the EXACT key for the arch (ImageArch). kInvalidInput naming the file and the keys it
 // has when the file or the key is missing.
-TRTLLM_RUN_API Result<ImageResolution> ResolveContainerImage(const std::string& container_image,
-                                                             const std::string& repo_root,
-                                                             std::string_view device_type,
-                                                             std::string_view arch);
+Result<ImageResolution> ResolveContainerImage(const std::string& container_image,
+                                              const std::string& repo_root,
+                                              std::string_view device_type, std::string_view arch);
 
 // The enroot/pyxis form of an image URI: `host/path:tag` -> `host#path:tag` when the first
 // component is a registry host (contains '.' or ':' or is "localhost"). Local files
 // (absolute or relative paths), images without a registry and URIs that already have
 // a '#' are returned unchanged.
-TRTLLM_RUN_API std::string EnrootImage(std::string_view image);
+std::string EnrootImage(std::string_view image);
 
 }  // namespace trtllm_run
 

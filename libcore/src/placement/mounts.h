@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -23,7 +22,7 @@ struct MountInputs {
   std::string extra_dir;  // custom_script's directory: added unless already covered
 };
 
-struct TRTLLM_RUN_API MountResolution {
+struct MountResolution {
   std::vector<std::string> entries;  // "host:container", in order, without duplicates
   std::string models_host_path;      // host side of the models mount ("" under rule 3)
   std::vector<std::string> notes;    // which rule applied, and why entries were skipped
@@ -35,10 +34,10 @@ struct TRTLLM_RUN_API MountResolution {
 // models_path, the cluster's mounts (all entries, no separate models entry), the
 // default models repo. kInvalidInput when no rule applies, or a rule needs
 // llm_models_root and it is empty; the message names the inputs that would supply it.
-TRTLLM_RUN_API Result<MountResolution> ResolveMounts(const MountInputs& inputs);
+Result<MountResolution> ResolveMounts(const MountInputs& inputs);
 
 // True when `dir` is the host side of an entry in `entries`, or below one.
-TRTLLM_RUN_API bool MountsCover(const std::vector<std::string>& entries, const std::string& dir);
+bool MountsCover(const std::vector<std::string>& entries, const std::string& dir);
 
 }  // namespace trtllm_run
 

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "trtllm_run/environment.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/status.h"
 
@@ -15,7 +14,7 @@ namespace trtllm_run {
 
 // "routing chose <scenario>: <why>" from the placement's routing note (the note
 // "scenario <name>...: <why>"), or "" when no scenario was chosen.
-TRTLLM_RUN_API std::string RouteExplanation(const Placement& placement);
+std::string RouteExplanation(const Placement& placement);
 
 // `error` with the route appended to its message and, to its hint, the --scenario values
 // that would run the case elsewhere (the other names of `executors`) unless no scenario
@@ -24,11 +23,10 @@ TRTLLM_RUN_API std::string RouteExplanation(const Placement& placement);
 // a time limit above the partition's MaxTime, the models mount or models root (a model
 // that cannot be found is found nowhere), flags the chosen scenario does not read (the
 // hint already names the scenarios that do), and a problem of a config or request file.
-TRTLLM_RUN_API bool NoScenarioFixes(const Status& error);
+bool NoScenarioFixes(const Status& error);
 
-TRTLLM_RUN_API Status WithRoute(const Status& error, const CaseRequest& request,
-                                const Placement& placement,
-                                const std::vector<std::string>& executors);
+Status WithRoute(const Status& error, const CaseRequest& request, const Placement& placement,
+                 const std::vector<std::string>& executors);
 
 }  // namespace trtllm_run
 

@@ -11,7 +11,6 @@
 
 #include "trtllm_run/catalog.h"
 #include "trtllm_run/environment.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/sdk/executor.h"
 #include "trtllm_run/sdk/plan.h"
@@ -20,14 +19,14 @@
 namespace trtllm_run {
 
 // The workflow_type the pytest workflow sets for perf-sanity tests; they need Slurm.
-TRTLLM_RUN_API extern const char kPerfSanityWorkflow[];
+extern const char kPerfSanityWorkflow[];
 // The workflow_type of trtllm-bench cases (the bench workflow); with perf-sanity, the perf
 // cases whose metrics are read (perf/perf_case.h).
-TRTLLM_RUN_API extern const char kBenchWorkflow[];
+extern const char kBenchWorkflow[];
 // Built-in executors that core must name outside routing: the only one that reads
 // --docker-memory/--docker-pull, and the one whose jobs' times sacct gives here.
-TRTLLM_RUN_API extern const char kLocalDockerExecutor[];
-TRTLLM_RUN_API extern const char kLocalSlurmExecutor[];
+extern const char kLocalDockerExecutor[];
+extern const char kLocalSlurmExecutor[];
 
 // What routing knows of one loaded executor.
 struct RoutingCandidate {
@@ -61,9 +60,9 @@ struct RoutingCandidate {
 // resolves it for its target's arch, spec 000 Step 3).
 // An auto-select without a match is kInvalidInput naming the device type, the GPUs
 // per node and the catalog's clusters.
-TRTLLM_RUN_API Result<Placement> RouteAmong(const CaseRequest& request, const JobPlan& plan,
-                                            const EnvFacts& env, const ClusterCatalog* catalog,
-                                            const std::vector<RoutingCandidate>& executors);
+Result<Placement> RouteAmong(const CaseRequest& request, const JobPlan& plan, const EnvFacts& env,
+                             const ClusterCatalog* catalog,
+                             const std::vector<RoutingCandidate>& executors);
 
 // Spec 000 Step 2.5, after the probe: account = request.account -> slurm_env
 // default_account -> cluster default_account; partition = request.partition ->
@@ -76,15 +75,15 @@ TRTLLM_RUN_API Result<Placement> RouteAmong(const CaseRequest& request, const Jo
 // account is used as is and none is needed, each with a note saying why. Sets
 // placement->slurm_env (the probe, as given), account, partition, arch (the
 // partitions', when probed) and notes.
-TRTLLM_RUN_API Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
-                                              const ClusterEntry* cluster, Placement* placement);
+Status ResolveAccountPartition(const CaseRequest& request, const SlurmEnv& slurm_env,
+                               const ClusterEntry* cluster, Placement* placement);
 
 // Spec 000 Step 1 remote paths (remote executors): remote_repo_path = request.remote_repo_path,
 // else <user root dir>/<repo dir name of repo_url> (user root dir: request.remote_cwd,
 // else the cluster's user_root_dir); remote_work_dir = <remote_repo_path>/work_dirs/
 // <basename(work_dir)>. kInvalidInput naming the inputs when no root is known.
-TRTLLM_RUN_API Status ResolveRemotePaths(const CaseRequest& request, const std::string& repo_url,
-                                         const std::string& work_dir, Placement* placement);
+Status ResolveRemotePaths(const CaseRequest& request, const std::string& repo_url,
+                          const std::string& work_dir, Placement* placement);
 
 }  // namespace trtllm_run
 

@@ -1,8 +1,8 @@
 // Pieces shared by the job renderers: the install command, MPI variable cleanup and the
 // shipped data directory.
-#include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem/path.hpp>
 
+#include "os/library_location.h"
 #include "trtllm_run/sdk/render.h"
 
 #ifndef TRTLLM_RUN_DATA_RELDIR
@@ -40,10 +40,11 @@ std::string MpiCleanupSnippet(const std::vector<std::string>& keep) {
 }
 
 std::string DataDirectory() {
-  boost::system::error_code error;
-  boost::filesystem::path library = boost::dll::this_line_location(error);
-  if (error) return std::string();
-  return (library.parent_path() / TRTLLM_RUN_DATA_RELDIR).lexically_normal().string();
+  const std::string library_dir = CoreLibraryDirectory();
+  if (library_dir.empty()) return std::string();
+  return (boost::filesystem::path(library_dir) / TRTLLM_RUN_DATA_RELDIR)
+      .lexically_normal()
+      .string();
 }
 
 std::string CustomRunScriptPath() { return DataDirectory() + "/" + kCustomRunScriptName; }

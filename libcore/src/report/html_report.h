@@ -9,7 +9,6 @@
 
 #include "history/history_store.h"
 #include "report/report_model.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::report {
@@ -26,16 +25,15 @@ struct HtmlReportOptions {
 };
 
 // The page for `model`. Deterministic: the same model gives the same bytes.
-TRTLLM_RUN_API std::string RenderHtmlReport(const ReportModel& model);
+std::string RenderHtmlReport(const ReportModel& model);
 
 // BuildReportModel(run_dir), the scheduler's times and the history's flaky tests added.
-TRTLLM_RUN_API Result<ReportModel> CollectReport(const std::string& run_dir,
-                                                 const HtmlReportOptions& options);
+Result<ReportModel> CollectReport(const std::string& run_dir, const HtmlReportOptions& options);
 
 // CollectReport + RenderHtmlReport written to `html_path` atomically (a temp file beside
 // it, then rename): a reader never sees a part of it, a failure leaves the old file.
-TRTLLM_RUN_API Status WriteHtmlReport(const std::string& run_dir, const std::string& html_path,
-                                      const HtmlReportOptions& options);
+Status WriteHtmlReport(const std::string& run_dir, const std::string& html_path,
+                       const HtmlReportOptions& options);
 
 }  // namespace trtllm_run::report
 

@@ -8,8 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run::report {
 
 // `text` as HTML character data and as a quoted attribute value alike (also inside inline
@@ -17,21 +15,21 @@ namespace trtllm_run::report {
 // other C0 control byte, DEL and the C1 controls U+0080..U+009F as the visible text
 // "\xNN"; bytes that are not UTF-8 as U+FFFD. So a test name holding "<script>",
 // "</script>", "]]>" or an escape sequence shows as those characters and is never parsed.
-TRTLLM_RUN_API std::string HtmlText(std::string_view text);
+std::string HtmlText(std::string_view text);
 
 // The first `max_bytes` of `text`, cut at a UTF-8 sequence boundary, with "..." appended
 // when something was cut.
-TRTLLM_RUN_API std::string CutText(std::string_view text, std::size_t max_bytes);
+std::string CutText(std::string_view text, std::size_t max_bytes);
 
 // `value` with `decimals` digits after the point ("12.50"); "-" when not finite.
-TRTLLM_RUN_API std::string Number(double value, int decimals);
+std::string Number(double value, int decimals);
 
 // Seconds as "1 h 02 min", "3 min 05 s", "4.2 s".
-TRTLLM_RUN_API std::string DurationText(double seconds);
+std::string DurationText(double seconds);
 
 // Seconds since the epoch of an ISO 8601 UTC time "YYYY-MM-DDTHH:MM:SS[.fff][Z]"; nullopt
 // when `text` is not one.
-TRTLLM_RUN_API std::optional<double> ParseIsoUtc(std::string_view text);
+std::optional<double> ParseIsoUtc(std::string_view text);
 
 }  // namespace trtllm_run::report
 

@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run::report {
@@ -92,10 +91,10 @@ struct ReportModel {
 
 // Reads `run_dir`/result.json (and what it names) into the model. kInvalidInput naming the
 // file when run_dir holds no readable result.json of schema_version 1.
-TRTLLM_RUN_API Result<ReportModel> BuildReportModel(const std::string& run_dir);
+Result<ReportModel> BuildReportModel(const std::string& run_dir);
 
 // The Slurm job ids of `model`'s local_slurm jobs.
-TRTLLM_RUN_API std::vector<std::string> LocalSlurmJobIds(const ReportModel& model);
+std::vector<std::string> LocalSlurmJobIds(const ReportModel& model);
 
 // Parses `sacct -X -n -P --format=JobID,Submit,Start,End,State` output (times in the
 // local time zone, as sacct prints them) into id -> (submit, start, end); "Unknown" and
@@ -104,12 +103,11 @@ struct SchedulerTimes {
   std::optional<double> submit, start, end;
   std::string state;
 };
-TRTLLM_RUN_API std::map<std::string, SchedulerTimes> ParseSacctTimes(const std::string& text);
+std::map<std::string, SchedulerTimes> ParseSacctTimes(const std::string& text);
 
 // Replaces the times of the model's jobs found in `times` with the scheduler's (source
 // "sacct").
-TRTLLM_RUN_API void ApplySchedulerTimes(const std::map<std::string, SchedulerTimes>& times,
-                                        ReportModel* model);
+void ApplySchedulerTimes(const std::map<std::string, SchedulerTimes>& times, ReportModel* model);
 
 }  // namespace trtllm_run::report
 

@@ -8,18 +8,16 @@
 
 #include "report/report_model.h"
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run::report {
 
 // The shard timeline: one row per job, its queued span (submit -> start) and its running
 // span (start -> end) on one time axis from the first submit. "" when no job has times.
-TRTLLM_RUN_API std::string TimelineSvg(const std::vector<TimelineJob>& jobs);
+std::string TimelineSvg(const std::vector<TimelineJob>& jobs);
 
 // One metric's chart: the history points, the new point (red when regressed), the
 // baseline line and the threshold line (baseline * (1 - threshold) for a metric to
 // maximize, * (1 + threshold) to minimize). "" when there is nothing to draw.
-TRTLLM_RUN_API std::string PerfSvg(const PerfSeries& series);
+std::string PerfSvg(const PerfSeries& series);
 
 }  // namespace trtllm_run::report
 

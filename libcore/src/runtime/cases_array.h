@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "trtllm_run/cancel.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/runtime.h"
@@ -26,7 +25,7 @@ namespace trtllm_run {
 // $TRTLLM_RUN_SLURM_ARRAYS: "0" keeps one sbatch per local_slurm case of `run --cases`
 // (the escape hatch); unset or anything else submits them as job arrays (RunArrayCases).
 extern const char kSlurmArraysEnv[];
-TRTLLM_RUN_API bool SlurmArraysEnabled();
+bool SlurmArraysEnabled();
 
 // RunCases (multi_run.h) with every case submitted on its own, whatever SlurmArraysEnabled()
 // says: `stage`'s shards (arrays are not yet proven for its shards and reruns).
@@ -35,13 +34,12 @@ Result<MultiRunResult> RunCasesPerCase(Runtime& runtime, const std::vector<CaseE
 
 // [begin, end) ranges that cut `n` tasks into chunks of at most `max_tasks` (>= 1; a
 // cluster's MaxArraySize allows task ids 0..MaxArraySize-1, so chunks of MaxArraySize).
-TRTLLM_RUN_API std::vector<std::pair<std::size_t, std::size_t>> ArrayChunks(std::size_t n,
-                                                                            std::size_t max_tasks);
+std::vector<std::pair<std::size_t, std::size_t>> ArrayChunks(std::size_t n, std::size_t max_tasks);
 
 // The resource request of a batch script: its #SBATCH lines in order, without --job-name,
 // --output and --error (each task keeps its own), one per line. Scripts with the same
 // shape can be tasks of one array.
-TRTLLM_RUN_API std::string SbatchShape(const std::string& script_text);
+std::string SbatchShape(const std::string& script_text);
 
 // One task of an array: where its case's script runs and writes.
 struct ArrayTask {
@@ -56,9 +54,9 @@ struct ArrayTask {
 // own output `wrapper_output` (a Slurm filename pattern), --array=0-(tasks-1)[%throttle]
 // (throttle 0: none), then a dispatch on $SLURM_ARRAY_TASK_ID that runs each task's script
 // with its output redirected; every path is shell-quoted.
-TRTLLM_RUN_API std::string RenderArrayWrapper(const std::string& shape, const std::string& job_name,
-                                              const std::string& wrapper_output, int throttle,
-                                              const std::vector<ArrayTask>& tasks);
+std::string RenderArrayWrapper(const std::string& shape, const std::string& job_name,
+                               const std::string& wrapper_output, int throttle,
+                               const std::vector<ArrayTask>& tasks);
 
 // The cluster's MaxArraySize (`scontrol show config`), or 1001 (Slurm's default) when it
 // cannot be read.
@@ -77,8 +75,8 @@ struct ArrayBoardCounts {
 // "PENDING (Reason)" and "submitted" (not asked about yet) are queued, any other state
 // running; in-flight cases the states do not count yet (the watcher's first round) are
 // queued.
-TRTLLM_RUN_API ArrayBoardCounts CountArrayStates(const std::map<std::string, int>& states,
-                                                 std::size_t in_flight, std::size_t done);
+ArrayBoardCounts CountArrayStates(const std::map<std::string, int>& states, std::size_t in_flight,
+                                  std::size_t done);
 
 struct ArrayRunOptions {
   std::string run_dir;    // wrapper scripts go to <run_dir>/arrays

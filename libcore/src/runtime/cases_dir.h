@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/status.h"
 #include "trtllm_run/workdir.h"
@@ -34,12 +33,11 @@ struct CasesState {
 };
 
 // True when `dir` holds cases.json or cases_state.json (a regular file each).
-TRTLLM_RUN_API bool IsCasesDir(const std::string& dir);
+bool IsCasesDir(const std::string& dir);
 
-TRTLLM_RUN_API Status WriteCasesInput(const std::string& run_dir,
-                                      const std::vector<CaseEntry>& cases);
-TRTLLM_RUN_API Status WriteCasesState(const std::string& run_dir, const CasesState& state);
-TRTLLM_RUN_API Result<CasesState> ReadCasesState(const std::string& run_dir);
+Status WriteCasesInput(const std::string& run_dir, const std::vector<CaseEntry>& cases);
+Status WriteCasesState(const std::string& run_dir, const CasesState& state);
+Result<CasesState> ReadCasesState(const std::string& run_dir);
 
 // One case of a cases dir as it stands.
 struct CasesDirCase {
@@ -63,22 +61,22 @@ struct CasesDirInfo {
 
 // Reads the cases dir (result.json when there, else cases_state.json and each case's work
 // dir). kInvalidInput when `dir` is not a cases dir.
-TRTLLM_RUN_API Result<CasesDirInfo> InspectCasesDir(const std::string& dir);
+Result<CasesDirInfo> InspectCasesDir(const std::string& dir);
 
 // <case work dir>/cases_run_dir: the run dir of the `run --cases` run that made the case,
 // written before the case starts. A cases dir acts (cancel) only on cases that name it.
-TRTLLM_RUN_API extern const char kCasesRunFile[];
-TRTLLM_RUN_API Status RecordCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
+extern const char kCasesRunFile[];
+Status RecordCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
 // OK when `case_work_dir` records `run_dir` (kCasesRunFile, the same directory);
 // kInvalidInput naming what it records instead (or that it records nothing).
-TRTLLM_RUN_API Status CheckCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
+Status CheckCaseOfRun(const std::string& case_work_dir, const std::string& run_dir);
 
 // The cases of `run_dir`'s cases.json that did not pass (any verdict other than PASSED
 // and SKIPPED, or no verdict), with their original inputs and `shared` under them as for
 // a cases file. kInvalidInput when there is no cases.json or every case passed or was
 // skipped.
-TRTLLM_RUN_API Result<std::vector<CaseEntry>> LoadFailedCases(const std::string& run_dir,
-                                                              const CaseRequest& shared);
+Result<std::vector<CaseEntry>> LoadFailedCases(const std::string& run_dir,
+                                               const CaseRequest& shared);
 
 }  // namespace trtllm_run
 

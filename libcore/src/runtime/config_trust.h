@@ -16,7 +16,6 @@
 #include <optional>
 #include <string>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 #include "trtllm_run/user_config.h"
 
@@ -27,14 +26,12 @@ namespace trtllm_run {
 enum class ConfigSource { kUser, kRepo };
 
 // nullopt when `path` does not exist; every problem of the file at once otherwise.
-TRTLLM_RUN_API Result<std::optional<ConfigFile>> LoadConfigFile(const std::string& path,
-                                                                ConfigSource source);
-TRTLLM_RUN_API Result<ConfigFile> ParseConfigText(const std::string& text,
-                                                  const std::string& origin, ConfigSource source);
+Result<std::optional<ConfigFile>> LoadConfigFile(const std::string& path, ConfigSource source);
+Result<ConfigFile> ParseConfigText(const std::string& text, const std::string& origin,
+                                   ConfigSource source);
 // The text of the config file at `path` when the rules above let it be read; nullopt when
 // there is none; kInvalidInput with the reason otherwise.
-TRTLLM_RUN_API Result<std::optional<std::string>> ReadOwnConfigFile(const std::string& path,
-                                                                    ConfigSource source);
+Result<std::optional<std::string>> ReadOwnConfigFile(const std::string& path, ConfigSource source);
 
 }  // namespace trtllm_run
 

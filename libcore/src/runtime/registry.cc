@@ -17,11 +17,11 @@
 #include <tuple>
 #include <utility>
 
-#include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <boost/filesystem.hpp>
 
 #include "model/plugin_call.h"
+#include "os/library_location.h"
 #include "trtllm_run/sdk/text.h"
 
 namespace trtllm_run {
@@ -384,11 +384,9 @@ Result<ExecutorTraits> Registry::ExecutorTraitsOf(const std::string& name) const
 }
 
 std::string BuiltinPluginDirectory() {
-  // this_line_location() is the file this function was compiled into: libtrtllm_run_core.
-  boost::system::error_code error;
-  bfs::path library = boost::dll::this_line_location(error);
-  if (error) return std::string();
-  return (library.parent_path() / TRTLLM_RUN_PLUGIN_SUBDIR).lexically_normal().string();
+  const std::string library_dir = CoreLibraryDirectory();
+  if (library_dir.empty()) return std::string();
+  return (bfs::path(library_dir) / TRTLLM_RUN_PLUGIN_SUBDIR).lexically_normal().string();
 }
 
 std::vector<std::string> PluginSearchPath(const std::vector<std::string>& extra_dirs,

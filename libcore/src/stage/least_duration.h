@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -23,14 +22,14 @@ struct SplitGroup {
 // stably by duration, longest first; each in turn goes to the group with the least total
 // so far (ties: the lowest group); each group keeps its items in collection order.
 // `item_seconds` (optional) gets each item's duration as used.
-TRTLLM_RUN_API std::vector<SplitGroup> LeastDurationSplit(
-    const std::vector<std::string>& node_ids, const std::map<std::string, double>& durations,
-    int splits, std::vector<double>* item_seconds = nullptr);
+std::vector<SplitGroup> LeastDurationSplit(const std::vector<std::string>& node_ids,
+                                           const std::map<std::string, double>& durations,
+                                           int splits, std::vector<double>* item_seconds = nullptr);
 
 // The map of a .test_durations file (a JSON object: test id -> seconds). kInvalidInput
 // naming `origin` when it is not one or a value is not a non-negative number.
-TRTLLM_RUN_API Result<std::map<std::string, double>> ParseTestDurations(const std::string& text,
-                                                                        const std::string& origin);
+Result<std::map<std::string, double>> ParseTestDurations(const std::string& text,
+                                                         const std::string& origin);
 
 }  // namespace trtllm_run
 

@@ -16,7 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -36,17 +35,16 @@ struct RerunDecision {
 
 // The policy above. `failure_text` is the failure's message and traceback; `signatures`
 // the known failure signatures (ReadFailureSignatures).
-TRTLLM_RUN_API RerunDecision DecideReruns(FirstRun first_run, double seconds,
-                                          std::string_view failure_text,
-                                          const std::vector<std::string>& signatures);
+RerunDecision DecideReruns(FirstRun first_run, double seconds, std::string_view failure_text,
+                           const std::vector<std::string>& signatures);
 
 // "12 s", "7 min", "14 min 5 s": how the reasons spell a duration.
-TRTLLM_RUN_API std::string DurationWords(double seconds);
+std::string DurationWords(double seconds);
 
 // A signatures file: one signature per line, blank lines and lines starting with '#'
 // ignored, surrounding blanks trimmed. kNotFound naming the file; kInvalidInput for a file
 // above 1 MiB, a line above 4096 bytes, or a NUL byte (naming the line).
-TRTLLM_RUN_API Result<std::vector<std::string>> ReadFailureSignatures(const std::string& path);
+Result<std::vector<std::string>> ReadFailureSignatures(const std::string& path);
 
 }  // namespace stage
 }  // namespace trtllm_run

@@ -12,7 +12,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -21,7 +20,7 @@ namespace stage {
 enum class JUnitOutcome { kPassed, kFailed, kError, kSkipped };
 
 // "passed", "failed", "error", "skipped".
-TRTLLM_RUN_API const char* JUnitOutcomeName(JUnitOutcome outcome);
+const char* JUnitOutcomeName(JUnitOutcome outcome);
 
 // One <testcase> of a pytest JUnit file.
 struct JUnitCase {
@@ -43,17 +42,16 @@ inline constexpr std::size_t kMaxDetailsBytes = 16u << 10;
 // names the file in errors. kInvalidInput naming the source and the line when the text is
 // not well-formed XML (a truncated file from a killed pytest included), nests deeper than
 // 64 elements, or has no <testsuite>.
-TRTLLM_RUN_API Result<std::vector<JUnitCase>> ParseJUnit(std::string_view xml,
-                                                         const std::string& source);
+Result<std::vector<JUnitCase>> ParseJUnit(std::string_view xml, const std::string& source);
 
 // ParseJUnit of a file: kNotFound when it does not exist, kInvalidInput above
 // kMaxJUnitFileBytes (naming the size and the limit) or when it is not a file.
-TRTLLM_RUN_API Result<std::vector<JUnitCase>> ReadJUnitFile(const std::string& path);
+Result<std::vector<JUnitCase>> ReadJUnitFile(const std::string& path);
 
 // The (classname, name) pytest writes for a node id run from tests/integration/defs:
 // "accuracy/test_a.py::TestX::test_y[p.1]" -> ("accuracy.test_a.TestX", "test_y[p.1]").
 // An id without "::" (a file) gives ("accuracy.test_a", "").
-TRTLLM_RUN_API std::pair<std::string, std::string> JUnitKeyOfTestId(std::string_view test_id);
+std::pair<std::string, std::string> JUnitKeyOfTestId(std::string_view test_id);
 
 // One run of a test.
 struct TestAttempt {
@@ -80,12 +78,12 @@ struct StageTestResult {
 enum class StageTestVerdict { kPassed, kFlaky, kFailed, kSkipped, kWaived, kNotRun };
 
 // "passed", "flaky", "failed", "skipped", "waived", "not_run".
-TRTLLM_RUN_API const char* StageTestVerdictName(StageTestVerdict verdict);
+const char* StageTestVerdictName(StageTestVerdict verdict);
 
 // waived -> kWaived; reused (--reuse-passed) -> kSkipped; no attempt -> kNotRun; the last attempt
 // passed after an earlier one failed -> kFlaky; last attempt passed -> kPassed, skipped ->
 // kSkipped; else kFailed.
-TRTLLM_RUN_API StageTestVerdict VerdictOf(const StageTestResult& test);
+StageTestVerdict VerdictOf(const StageTestResult& test);
 
 struct StageCounts {
   int total = 0;
@@ -99,22 +97,21 @@ struct StageCounts {
   bool AllPassed() const { return failed == 0 && passed + skipped + waived == total; }
 };
 
-TRTLLM_RUN_API StageCounts CountStage(const std::vector<StageTestResult>& tests);
+StageCounts CountStage(const std::vector<StageTestResult>& tests);
 
 // Folds the cases of one JUnit file (a shard's run or a rerun) into `tests`: each case is
 // matched to the test whose id gives its (classname, name) (JUnitKeyOfTestId), or, for an
 // id naming a file or directory, to a new test "<id>::<name>" appended after it. Cases
 // that match nothing are appended under "<classname>::<name>" with `split_id`.
-TRTLLM_RUN_API void AddAttempts(const std::vector<JUnitCase>& cases, int split_id,
-                                std::vector<StageTestResult>* tests);
+void AddAttempts(const std::vector<JUnitCase>& cases, int split_id,
+                 std::vector<StageTestResult>* tests);
 
 // The stage's JUnit: <testsuites><testsuite name="<stage>"> with one <testcase> per test
 // in `tests` order, its time the last attempt's. Failed: <failure message> with the
 // traceback, each failed rerun a <rerunFailure>, the rerun note a <system-out> line.
 // Flaky: passed, with one <flakyFailure message> per failed attempt. Waived:
 // <skipped message="waived: <reason>">. Not run: <error message="not run: <reason>">.
-TRTLLM_RUN_API std::string StageJUnit(const std::string& stage_name,
-                                      const std::vector<StageTestResult>& tests);
+std::string StageJUnit(const std::string& stage_name, const std::vector<StageTestResult>& tests);
 
 }  // namespace stage
 }  // namespace trtllm_run

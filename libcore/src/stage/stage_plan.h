@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "stage/stage_target.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -95,7 +94,7 @@ struct StageRequest {
 // naming what and where: an unknown stage (with near names), a missing or malformed stage table /
 // test-db / waives / durations file, a bad --match or --splits, an empty render (naming the keys it
 // was rendered with).
-TRTLLM_RUN_API Result<StagePlan> PlanStage(const StageRequest& request);
+Result<StagePlan> PlanStage(const StageRequest& request);
 
 }  // namespace trtllm_run
 

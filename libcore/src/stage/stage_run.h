@@ -20,7 +20,6 @@
 
 #include "stage/stage_junit.h"
 #include "stage/stage_plan.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/multi_run.h"
 #include "trtllm_run/request.h"
 #include "trtllm_run/runtime.h"
@@ -76,25 +75,23 @@ struct StageRunResult {
 // cd into `dir` (tests/integration/defs; tests/ for unittest/ ids), run `python` -m pytest
 // -v with `pytest_args` (ids, -k/-m EXPR) and --junitxml=`junit_path`, the progress plugin
 // from `plugin_dir` writing `progress_path`; every word quoted.
-TRTLLM_RUN_API std::string PytestCommand(const std::string& python, const std::string& dir,
-                                         const std::vector<std::string>& pytest_args,
-                                         const std::string& junit_path,
-                                         const std::string& plugin_dir,
-                                         const std::string& progress_path,
-                                         const std::string& timeouts_path);
+std::string PytestCommand(const std::string& python, const std::string& dir,
+                          const std::vector<std::string>& pytest_args,
+                          const std::string& junit_path, const std::string& plugin_dir,
+                          const std::string& progress_path, const std::string& timeouts_path);
 
 // Runs `plan` (waived tests are never submitted) and returns the merged outcome; writes
 // result.json and the JUnit in the run dir. Errors only when nothing could run at all
 // (the run dir cannot be made, every shard failed to plan): a failing shard job is a
 // FAILED stage with its tests "not run".
-TRTLLM_RUN_API Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
-                                               const StageRunOptions& options);
+Result<StageRunResult> RunStage(Runtime& runtime, const StagePlan& plan,
+                                const StageRunOptions& options);
 
 // The stage's result.json (docs/result-schema.md "CI stages").
-TRTLLM_RUN_API std::string StageResultToJson(const StageRunResult& result);
+std::string StageResultToJson(const StageRunResult& result);
 
 // 0 PASSED, 1 FAILED, 130 CANCELLED by SIGINT, 6 CANCELLED otherwise, 3 ERROR.
-TRTLLM_RUN_API int ExitCodeForStage(const StageRunResult& result);
+int ExitCodeForStage(const StageRunResult& result);
 
 }  // namespace trtllm_run
 

@@ -16,7 +16,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -34,7 +33,7 @@ struct StageEntry {
 
 // The stage entries of `groovy` (the text of L0_Test.groovy), in file order; a name given
 // twice keeps its first entry. Never fails: text that is not an entry is skipped.
-TRTLLM_RUN_API std::vector<StageEntry> ReadStageTable(std::string_view groovy);
+std::vector<StageEntry> ReadStageTable(std::string_view groovy);
 
 // The match keys getMakoArgsFromStageName derives from a stage name: stage (pre_merge, or
 // post_merge when the name holds "Post-Merge"), backend (from "-PyTorch-", "-TensorRT-",
@@ -43,10 +42,10 @@ TRTLLM_RUN_API std::vector<StageEntry> ReadStageTable(std::string_view groovy);
 // "<GPU>-<N>_GPUs[-<M>_Nodes]" as its multi-node form does, gpu=<GPU> (lower-cased, so
 // the YAML's wildcards such as '*b200*' match) and system_gpu_count=<N>. gpu and
 // system_gpu_count are absent when the name has no "_GPUs" part.
-TRTLLM_RUN_API std::map<std::string, std::string> MatchKeysFromStageName(std::string_view name);
+std::map<std::string, std::string> MatchKeysFromStageName(std::string_view name);
 
 // The GPU segment of a stage name: what precedes its first '-' ("DGX_B200", "A10").
-TRTLLM_RUN_API std::string StageGpuSegment(std::string_view name);
+std::string StageGpuSegment(std::string_view name);
 
 }  // namespace trtllm_run
 

@@ -11,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
-
 namespace trtllm_run {
 
 // A Slurm partition as the probe saw it (sinfo -o '%P|%a|%l|%D|%G').
@@ -29,7 +27,7 @@ struct GresGpu {
   std::string type;  // "" when the GRES names no type
   int per_node = 0;
 };
-TRTLLM_RUN_API std::optional<GresGpu> GpuOfGres(std::string_view gres);
+std::optional<GresGpu> GpuOfGres(std::string_view gres);
 
 // gpu / system_gpu_count for a stage planned on `partition`, and where each came from.
 // The stage asks for `stage_gpus` GPUs (all nodes together; 0 when no stage table gave a
@@ -45,8 +43,8 @@ struct StageTargetKeys {
   std::string system_gpu_count_origin;  // "GRES gpu:b200:8 x 1 node of partition batch"
   std::vector<std::string> warnings;
 };
-TRTLLM_RUN_API StageTargetKeys StageKeysFromPartition(const StagePartitionFacts& partition,
-                                                      int stage_gpus, int stage_nodes);
+StageTargetKeys StageKeysFromPartition(const StagePartitionFacts& partition, int stage_gpus,
+                                       int stage_nodes);
 
 }  // namespace trtllm_run
 

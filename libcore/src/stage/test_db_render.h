@@ -17,7 +17,6 @@
 #include <string_view>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/commands/test_list_line.h"
 #include "trtllm_run/status.h"
 
@@ -42,20 +41,19 @@ struct RenderedTestDb {
 // kInvalidInput naming origin and line: not YAML, no `<context>:` list, a condition of
 // an unknown kind (valid: terms, ranges, wildcards) or shape, a test line that breaks the
 // list grammar. An empty render is not an error here (PlanStage reports it).
-TRTLLM_RUN_API Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text,
-                                                   const std::string& origin,
-                                                   const std::string& context,
-                                                   const std::map<std::string, std::string>& keys);
+Result<RenderedTestDb> RenderTestDb(const std::string& yaml_text, const std::string& origin,
+                                    const std::string& context,
+                                    const std::map<std::string, std::string>& keys);
 
 // A list line without its full: prefix and markers, selectors kept, in the list's
 // spelling: `unittest/x.py -k "a"`. Two lines name the same test when their keys are equal.
-TRTLLM_RUN_API std::string TestListKey(const TestListLine& line);
+std::string TestListKey(const TestListLine& line);
 
 // The node id of a list line as written (see RenderedTest::node_id).
-TRTLLM_RUN_API std::string CiNodeId(std::string_view line_text);
+std::string CiNodeId(std::string_view line_text);
 
 // "a=1, b=x": the keys in one line, for messages.
-TRTLLM_RUN_API std::string KeysText(const std::map<std::string, std::string>& keys);
+std::string KeysText(const std::map<std::string, std::string>& keys);
 
 }  // namespace trtllm_run
 

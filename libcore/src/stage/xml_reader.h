@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -36,8 +35,7 @@ inline constexpr int kMaxDepth = 64;
 // Parses a whole document. kInvalidInput "<source>: line N: <what>" when it is not
 // well-formed: unclosed or mismatched tags, a bad attribute, an unknown entity, a DOCTYPE,
 // text after the root, no root.
-TRTLLM_RUN_API Result<std::unique_ptr<Element>> Parse(std::string_view text,
-                                                      const std::string& source);
+Result<std::unique_ptr<Element>> Parse(std::string_view text, const std::string& source);
 
 }  // namespace xml
 }  // namespace trtllm_run

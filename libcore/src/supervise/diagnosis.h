@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/result.h"
 #include "trtllm_run/sdk/job_spec.h"
 
@@ -47,18 +46,18 @@ struct DiagnosisInput {
 
 // The diagnosis text: one finding per line, most specific first; "" for PASSED or when no
 // rule of the table applies. Pure: reads no files.
-TRTLLM_RUN_API std::string DiagnoseFailure(const DiagnosisInput& input);
+std::string DiagnoseFailure(const DiagnosisInput& input);
 
 // Failing pytest tests in `lines` as pytest_log::ParseLog reads them ("FAILED path::test -
 // message" summary lines, "path::test FAILED" verbose lines), each "<id>" or "<id> -
 // <message>", in order, without duplicates.
-TRTLLM_RUN_API std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines);
+std::vector<std::string> FailedPytestTests(const std::vector<std::string>& lines);
 
 // Fills a DiagnosisInput from `result` and the files of `spec`'s work dir (the log's
 // first 50 lines, the tail, *.err files next to the log), then sets result->diagnosis
 // when a rule applies; otherwise the executor's diagnosis is kept. PASSED results are left
 // unchanged. Reads at most a few hundred KiB, whatever the log size.
-TRTLLM_RUN_API void Diagnose(RunResult* result, const JobSpec& spec);
+void Diagnose(RunResult* result, const JobSpec& spec);
 
 }  // namespace trtllm_run
 

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
@@ -29,13 +28,13 @@ struct HeldAllocation {
 };
 
 // $XDG_RUNTIME_DIR/trtllm-run/allocations, else ~/.cache/trtllm-run/allocations.
-TRTLLM_RUN_API std::string AllocationStateDir();
+std::string AllocationStateDir();
 
 // Every recorded allocation (state files that cannot be read are skipped).
-TRTLLM_RUN_API std::vector<HeldAllocation> ListHeldAllocations();
+std::vector<HeldAllocation> ListHeldAllocations();
 
 // scancel the allocation (through `scenario`, the host it lives on) and forget it.
-TRTLLM_RUN_API Status ReleaseHeldAllocation(const HeldAllocation& allocation, Scenario* scenario);
+Status ReleaseHeldAllocation(const HeldAllocation& allocation, Scenario* scenario);
 
 }  // namespace trtllm_run
 

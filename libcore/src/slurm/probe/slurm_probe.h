@@ -15,14 +15,13 @@
 
 #include "slurm/probe/slurm_probe_parsers.h"
 #include "trtllm_run/environment.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/scenario.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
 
 // The errors[] entry (and only entry) of the document when sacctmgr or sinfo is absent.
-TRTLLM_RUN_API extern const char kSlurmToolsNotFound[];
+extern const char kSlurmToolsNotFound[];
 
 struct ProbeOptions {
   // Restricts the hardware probe (arch, gres) and the access checks to these
@@ -36,18 +35,18 @@ struct ProbeOptions {
 
 // The bash script ProbeSlurm sends. `marker` delimits the sections (any token without
 // whitespace that the outputs cannot contain; ProbeSlurm uses a random one).
-TRTLLM_RUN_API std::string SlurmProbeScript(const ProbeOptions& options, const std::string& marker);
+std::string SlurmProbeScript(const ProbeOptions& options, const std::string& marker);
 
 // Builds the document from the raw outputs: pure, so captured outputs can be replayed.
-TRTLLM_RUN_API SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options);
+SlurmEnv SlurmEnvFromProbe(const ProbeOutput& output, const ProbeOptions& options);
 
 // Runs the probe through `scenario` (argv {"bash", "-s"}, the script on stdin). Non-OK
 // only when the script could not run or its output is not the probe's stream (for
 // SSH: the connection failed); Slurm problems are errors[] entries in the document.
-TRTLLM_RUN_API Result<SlurmEnv> ProbeSlurm(Scenario& scenario, const ProbeOptions& options);
+Result<SlurmEnv> ProbeSlurm(Scenario& scenario, const ProbeOptions& options);
 
 // The probe's exit status: 0 no errors, 1 the Slurm client tools are missing, 2 errors.
-TRTLLM_RUN_API int SlurmProbeExitStatus(const SlurmEnv& env);
+int SlurmProbeExitStatus(const SlurmEnv& env);
 
 // What the probe learned about the cluster's accounting, for the account rules of a run.
 enum class SlurmAccounting {
@@ -56,18 +55,18 @@ enum class SlurmAccounting {
   kDisabled,       // sacctmgr says the cluster runs no accounting storage (no slurmdbd)
   kUnreadable,     // sacctmgr failed otherwise (slurmdbd down, timeout, ...)
 };
-TRTLLM_RUN_API SlurmAccounting SlurmAccountingState(const SlurmEnv& env);
+SlurmAccounting SlurmAccountingState(const SlurmEnv& env);
 
 // The members of a --partition value: sbatch takes one name or a comma-separated list
 // ("batch,debug": the job starts in whichever can run it first). Blanks around names are
 // dropped; an empty member stays "" for the caller to refuse.
-TRTLLM_RUN_API std::vector<std::string> SplitPartitionList(std::string_view partition);
+std::vector<std::string> SplitPartitionList(std::string_view partition);
 
 // The text format: one "key: value" line per field and a partition table.
-TRTLLM_RUN_API std::string SlurmEnvToText(const SlurmEnv& env);
+std::string SlurmEnvToText(const SlurmEnv& env);
 
 // Writes SlurmEnvToJson(env) to `path` atomically.
-TRTLLM_RUN_API Status SaveSlurmEnv(const SlurmEnv& env, const std::string& path);
+Status SaveSlurmEnv(const SlurmEnv& env, const std::string& path);
 
 }  // namespace trtllm_run
 

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "os/probe_script.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/status.h"
 
 namespace trtllm_run {
@@ -27,7 +26,7 @@ struct SinfoPartition {
   std::string gres;  // "(null)" when empty
   bool default_marked = false;
 };
-TRTLLM_RUN_API std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text);
+std::vector<SinfoPartition> ParseSinfoPartitions(std::string_view text);
 
 // `scontrol show node` (one-line -o records or the multi-line format): node name ->
 // {Arch, Partitions}. Keys are found wherever they stand in a record.
@@ -36,17 +35,17 @@ struct NodeInfo {
   std::string arch;  // "" when absent or "(null)"
   std::vector<std::string> partitions;
 };
-TRTLLM_RUN_API std::vector<NodeInfo> ParseScontrolNodes(std::string_view text);
+std::vector<NodeInfo> ParseScontrolNodes(std::string_view text);
 
 // gpus_per_node of a gres string: "gpu:4", "gpu:4(IDX:0-3)", "gpu:a100:8" -> 4, 4, 8;
 // the gpu element of a comma-separated list counts; nullopt without one.
-TRTLLM_RUN_API std::optional<int> GpusPerNodeFromGres(std::string_view gres);
-TRTLLM_RUN_API bool GresRequiresGpu(std::string_view gres);
+std::optional<int> GpusPerNodeFromGres(std::string_view gres);
+bool GresRequiresGpu(std::string_view gres);
 
 // `srun --mpi=list` -> every pmix* token (deduplicated, order kept), and the preferred
 // one: the highest pmix_vN, else pmix, else nullopt.
-TRTLLM_RUN_API std::vector<std::string> ParsePmixPlugins(std::string_view text);
-TRTLLM_RUN_API std::optional<std::string> PreferredPmix(const std::vector<std::string>& available);
+std::vector<std::string> ParsePmixPlugins(std::string_view text);
+std::optional<std::string> PreferredPmix(const std::vector<std::string>& available);
 
 // `scontrol -o show assoc_mgr users=USER flags=users,assoc` (slurmctld's association
 // cache; one-line or multi-line records, other users' and account-level records
@@ -58,13 +57,13 @@ struct AssocMgrUser {
   std::string default_account;
   std::vector<std::string> accounts;
 };
-TRTLLM_RUN_API AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user);
+AssocMgrUser ParseAssocMgr(std::string_view text, const std::string& user);
 
 // The default-partition rule: among `accepted` (in `partitions` order) a plain name
 // beats *-backfill, which beats *-hp / *-admin; ties go to the partition sinfo marks
 // default, else the first. nullopt when none is accepted.
-TRTLLM_RUN_API std::optional<std::string> ChooseDefaultPartition(
-    const std::vector<SinfoPartition>& partitions, const std::vector<std::string>& accepted);
+std::optional<std::string> ChooseDefaultPartition(const std::vector<SinfoPartition>& partitions,
+                                                  const std::vector<std::string>& accepted);
 
 }  // namespace trtllm_run
 

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "trtllm_run/environment.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/sdk/slurm/render.h"
 #include "trtllm_run/status.h"
@@ -24,10 +23,10 @@ inline constexpr int kDefaultSubmitTimeoutSeconds = 60;
 
 // $TRTLLM_RUN_SUBMIT_TIMEOUT as whole seconds (1 to 86400), or the default when it is
 // unset or empty; kInvalidInput naming the value otherwise.
-TRTLLM_RUN_API Result<int> SubmitTimeoutSeconds();
+Result<int> SubmitTimeoutSeconds();
 
 // The Slurm client tools that get a stand-in while submit.py runs.
-TRTLLM_RUN_API const std::vector<std::string>& SlurmToolNames();
+const std::vector<std::string>& SlurmToolNames();
 
 // Writes into the existing directory `dir` one executable /bin/sh stand-in per
 // SlurmToolNames() entry. `sinfo` answers -h/--noheader, -a/--all, -p/--partition and
@@ -36,7 +35,7 @@ TRTLLM_RUN_API const std::vector<std::string>& SlurmToolNames();
 // Everything else, and every other tool, fails at once (exit 1, a message on stderr
 // naming the cluster). Each call is appended to <dir>/queries.log; those that were not
 // answered also to <dir>/unanswered.log.
-TRTLLM_RUN_API Status WriteSlurmToolStandIns(const std::string& dir, const SlurmEnv& env);
+Status WriteSlurmToolStandIns(const std::string& dir, const SlurmEnv& env);
 
 // The sizing a launch script asks sbatch for: the values of its #SBATCH directives (the
 // lines before the first command, as sbatch reads them); nullopt where absent.
@@ -47,7 +46,7 @@ struct LaunchSizing {
   std::optional<std::string> gpus_per_node;    // --gpus-per-node
   std::optional<std::string> gres;             // --gres
 };
-TRTLLM_RUN_API LaunchSizing ReadLaunchSizing(const std::string& script);
+LaunchSizing ReadLaunchSizing(const std::string& script);
 
 // What the launch script must agree with: the plan's Slurm parameters, made from the
 // partition's facts in slurm_env.
@@ -61,8 +60,8 @@ struct PerfSubmitTarget {
 // (both must be present), --ntasks when present, and the same number of GPUs through
 // --gres (none when the partition has no GPU gres) and --gpus-per-node when present.
 // Otherwise kInvalidInput naming the directive, the script's value and the plan's.
-TRTLLM_RUN_API Status CheckLaunchSizing(const LaunchSizing& sizing, const PerfSubmitTarget& target,
-                                        const std::string& script_path);
+Status CheckLaunchSizing(const LaunchSizing& sizing, const PerfSubmitTarget& target,
+                         const std::string& script_path);
 
 // Runs submit.py (PerfSubmitArgv(inputs)) with the stand-ins of WriteSlurmToolStandIns
 // for `env` first on PATH (in a temporary directory, removed afterwards) and
@@ -70,15 +69,15 @@ TRTLLM_RUN_API Status CheckLaunchSizing(const LaunchSizing& sizing, const PerfSu
 // children after `timeout_seconds`; then checks the launch script it wrote. Every
 // failure is kInvalidInput (nothing was submitted). Appends a note naming the Slurm
 // queries submit.py made and how they were answered to `notes`.
-TRTLLM_RUN_API Status RunPerfSubmit(const PerfSubmitInputs& inputs, const SlurmEnv& env,
-                                    const PerfSubmitTarget& target, int timeout_seconds,
-                                    std::vector<std::string>* notes);
+Status RunPerfSubmit(const PerfSubmitInputs& inputs, const SlurmEnv& env,
+                     const PerfSubmitTarget& target, int timeout_seconds,
+                     std::vector<std::string>* notes);
 
 // `text` with every occurrence of the path `from` that ends where a path component ends
 // (followed by '/', a quote, a blank, ':', ',', '=' or the end of the text; never by more
 // of a name: /a/TRT does not match in /a/TRT-2) replaced by `to`.
-TRTLLM_RUN_API std::string ReplacePathPrefix(const std::string& text, const std::string& from,
-                                             const std::string& to);
+std::string ReplacePathPrefix(const std::string& text, const std::string& from,
+                              const std::string& to);
 
 // remote_slurm without a shared filesystem: submit.py ran on this host against the local
 // checkout and work dir. Every regular file of `work_dir` not in `before` (what submit.py
@@ -86,10 +85,10 @@ TRTLLM_RUN_API std::string ReplacePathPrefix(const std::string& text, const std:
 // `mapping` replaced, in order (put the work dir before a checkout that contains it), its
 // permissions kept; each but `launch_script` is appended to `extra_files` (copied to the
 // remote work dir with it).
-TRTLLM_RUN_API Status
-MapPerfFilesToRemote(const std::string& work_dir, const std::set<std::string>& before,
-                     const std::vector<std::pair<std::string, std::string>>& mapping,
-                     const std::string& launch_script, std::vector<std::string>* extra_files);
+Status MapPerfFilesToRemote(const std::string& work_dir, const std::set<std::string>& before,
+                            const std::vector<std::pair<std::string, std::string>>& mapping,
+                            const std::string& launch_script,
+                            std::vector<std::string>* extra_files);
 
 }  // namespace trtllm_run::internal
 

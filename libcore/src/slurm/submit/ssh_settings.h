@@ -8,7 +8,6 @@
 #include <string>
 
 #include "os/ssh.h"
-#include "trtllm_run/export.h"
 #include "trtllm_run/sdk/job_spec.h"
 #include "trtllm_run/status.h"
 
@@ -17,15 +16,15 @@ namespace trtllm_run {
 // The SSH options of a remote_slurm job spec: destination ssh_host (slurm_user when the
 // destination names no user), ssh_config_file from `extra`, the password from
 // $TRTLLM_RUN_SLURM_PASSWORD or the file named by $TRTLLM_RUN_SLURM_PASSWORD_FILE.
-TRTLLM_RUN_API Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
+Result<SshOptions> SshOptionsForSpec(const JobSpec& spec);
 
 // OK when the SSH settings a work dir's job_spec.json records may be used by a command the
 // person did not start with them (status, cancel): a work dir may come from someone else.
 // The destination is no option, every ssh option passes the filter an agent's options
 // pass (CheckUntrustedSshOption), and the ssh_config_file is a regular file owned by the
 // caller or root and writable by nobody else. `hint` is the refusal's hint.
-TRTLLM_RUN_API Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec,
-                                               const std::string& hint);
+Status CheckRecordedSshSettings(const SshOptions& options, const JobSpec& spec,
+                                const std::string& hint);
 
 }  // namespace trtllm_run
 
