@@ -9,6 +9,10 @@
 # The wall-time verdict is the median of the per-round ratios (run_i / plan_i, measured one
 # right after the other): load from other processes moves both of a round alike, where it
 # moves the medians of the two series apart. The ratio of the medians is printed beside it.
+# Each round also times the job alone, the command `run` starts for --custom-cmd true
+# (`bash -E -u -o pipefail -c true`), and prints the median of run_i - plan_i - job_i: what
+# `run` costs beyond `plan` plus its job (the job's start alone is a fixed ~10 ms of CPU that
+# weighs more the lighter `plan` gets).
 # --check: exit 1 when that paired median is over 1.3 or run's median peak RSS is over 1.2x
 # plan's.
 set -euo pipefail
@@ -45,10 +49,22 @@ measure() {
   echo "$start $end $rss" | awk '{printf "%.6f %d %.2f\n", $2 - $1, $3, $4 + $5}' >>"$out"
 }
 
+# Times one command by wall clock alone (no GNU time around it, whose own start run and
+# plan both carry): appends "seconds 0 0" to the file $1.
+measure_wall() {
+  local out=$1 start end
+  shift
+  start=$EPOCHREALTIME
+  "$@" >/dev/null 2>&1 </dev/null || { echo "failed: $*" >&2; exit 1; }
+  end=$EPOCHREALTIME
+  echo "$start $end" | awk '{printf "%.6f 0 0\n", $2 - $1}' >>"$out"
+}
+
 case_args=(--scenario local_direct --custom-cmd true --repo-root "$root")
 for ((i = 0; i < runs; ++i)); do
   measure "$root/plan" "$bin" plan "${case_args[@]}" --model-name "plan$i"
   measure "$root/run" "$bin" run "${case_args[@]}" --model-name "run$i"
+  measure_wall "$root/job" bash -E -u -o pipefail -c true
   rm -rf -- "$root/work_dirs"
 done
 
@@ -77,6 +93,15 @@ awk -v ps="$plan_s" -v rs="$run_s" -v pr="$plan_rss" -v rr="$run_rss" 'BEGIN {
   printf "%-28s %14.2f %18.2f   (of the medians)\n", "ratio run / plan", rs / ps, rr / pr }'
 awk -v s="$paired_s" -v c="$paired_cpu" 'BEGIN {
   printf "%-28s %14.2f %18s %16.2f   (median of per-round ratios)\n", "paired ratio run / plan", s, "", c }'
+# Per round: run_i - plan_i - job_i and (run_i - job_i) / plan_i, wall time.
+paste -d ' ' "$root/plan" "$root/run" "$root/job" |
+  awk '{ print $4 - $1 - $7, ($4 - $7) / $1 }' >"$root/beyond"
+awk -v s="$(median "$root/job" 1)" 'BEGIN {
+  printf "%-28s %14.1f\n", "the job alone (bash -c true)", s * 1000 }'
+awk -v s="$(median "$root/beyond" 1)" 'BEGIN {
+  printf "%-28s %14.1f   (median per round)\n", "run - plan - job", s * 1000 }'
+awk -v r="$(median "$root/beyond" 2)" 'BEGIN {
+  printf "%-28s %14.2f   (median per round)\n", "(run - job) / plan", r }'
 echo "targets: paired wall ratio <= 1.3, RSS ratio <= 1.2; load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
 echo "processes on this host: $(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l) (a scan of every process grows with them)"
 if [[ $check == 1 ]]; then
