@@ -61,7 +61,7 @@ TEST_CASE("ClosestName: the nearest candidate within a third of the word", "[edi
 // old full table for a 5,000-byte word against a 200,000-byte name was 8 GB).
 TEST_CASE("ClosestName: long names are not compared and cost linear memory", "[edit_distance]") {
   const std::string long_name = "A10-PyTorch-" + std::string(200000, 'x');
-  CHECK(EditDistance(long_name, long_name + "yz") == 2);
+  CHECK(EditDistance(long_name, "A10-PyTorch-") == 200000);  // time |a| x |b|: one side short
   CHECK(EditDistance(std::string(3000, 'a'), std::string(3000, 'b')) == 3000);
   const std::string word(300, 'w');
   CHECK(ClosestName(word, {word + "x"}).empty());  // past 256 bytes: no suggestion
