@@ -3,7 +3,11 @@
 // TRTLLM_RUN_CORE_LIBRARY_DIR.
 #include "os/library_location.h"
 
-#ifndef TRTLLM_RUN_CORE_LIBRARY_DIR
+#ifdef TRTLLM_RUN_CORE_LIBRARY_DIR
+#include <dlfcn.h>
+
+#include <mutex>
+#else
 #include <boost/dll/runtime_symbol_info.hpp>
 #include <boost/filesystem/path.hpp>
 #endif
@@ -19,6 +23,16 @@ std::string CoreLibraryDirectory() {
   boost::filesystem::path library = boost::dll::this_line_location(error);
   if (error) return std::string();
   return library.parent_path().string();
+#endif
+}
+
+void PrepareCoreForPlugins() {
+#ifdef TRTLLM_RUN_CORE_LIBRARY_DIR
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string library = std::string(TRTLLM_RUN_CORE_LIBRARY_DIR) + "/libtrtllm_run_core.so";
+    ::dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  });
 #endif
 }
 

@@ -166,6 +166,7 @@ Status Registry::Impl::Load(const std::string& path) {
                                "plugin directories may hold only trtllm-run plugin .so files");
   }
 
+  PrepareCoreForPlugins();
   auto library = std::make_shared<Library>();
   ::dlerror();  // clear any stale error so the message below is this load's
   library->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, error);
