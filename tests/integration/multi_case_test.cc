@@ -507,4 +507,22 @@ TEST_CASE(
   rapidjson::Document combined = ReadCombined(repo.path());
   REQUIRE(combined.IsObject());
   CHECK(Counts(combined) == std::map<std::string, int>{{"PASSED", 2}});
+  // The one Slurm session (sdk/slurm/session.h) with this host as its one destination: one
+  // watcher, no SSH connection, no remote stage, no per-destination summary line.
+  REQUIRE(combined["sessions"].Size() == 1);
+  const rapidjson::Value& stats = combined["sessions"][0]["stats"];
+  CHECK(Str(stats, "destinations") == "1");
+  CHECK(Str(stats, "remote_destinations") == "0");
+  CHECK(Str(stats, "watchers") == "1");
+  CHECK(Str(stats, "connections") == "0");
+  CHECK(Str(stats, "preflights") == "0");
+  CHECK(Str(stats, "transfers") == "0");
+  CHECK(Str(stats, "submits") == "2");
+  CHECK(Str(stats, "jobs") == "2");
+  for (const auto& item : combined["cases"].GetArray()) {
+    const rapidjson::Value& details = item["result"]["details"];
+    CHECK(Str(details, "shared_session") == "true");
+    CHECK(Str(details, "ssh_connections") == "<missing>");
+  }
+  CHECK(err.find("one shared session per destination") == std::string::npos);
 }

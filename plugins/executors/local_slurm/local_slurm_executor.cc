@@ -58,7 +58,7 @@ class LocalSlurmExecutor : public Executor {
   }
   // `run --cases`: every job of the session followed by one shared SlurmWatcher.
   std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options) override {
-    return NewLocalSlurmSession(options, Name());
+    return NewSlurmSession(options, Name());
   }
 
  private:

@@ -4,12 +4,12 @@
 // remote paths and fields, slurm_env.json). Execute and Cancel are the Slurm run
 // library's (slurm_run.h): one SSH master connection, preflight, repo setup, build job,
 // transfer, sbatch, watch, scancel, verdict, logs copied back. `run --cases` shares
-// all but the transfer and sbatch per destination (slurm_remote_session.h).
+// all but the transfer and sbatch per destination (sdk/slurm/session.h).
 #include "trtllm_run/sdk/plugin_api.h"
 #include "trtllm_run/sdk/slurm/describe.h"
 #include "trtllm_run/sdk/slurm/held.h"
-#include "trtllm_run/sdk/slurm/remote_session.h"
 #include "trtllm_run/sdk/slurm/render.h"
+#include "trtllm_run/sdk/slurm/session.h"
 #include "trtllm_run/sdk/slurm/submit.h"
 
 namespace trtllm_run {
@@ -27,9 +27,9 @@ class RemoteSlurmExecutor : public Executor {
     return traits;
   }
 
-  // `session`: shared (default) | per-case (slurm_remote_session.h).
+  // `session`: shared (default) | per-case (sdk/slurm/session.h).
   Status CheckExecutorOptions(const std::map<std::string, std::string>& options) const override {
-    return CheckRemoteSessionOptions(options, Name());
+    return CheckSlurmSessionOptions(options, Name());
   }
 
   Status Validate(const CaseRequest& request, const JobPlan& plan,
@@ -59,7 +59,7 @@ class RemoteSlurmExecutor : public Executor {
   }
   // `run --cases`: one shared session per SSH destination, unless session=per-case.
   std::unique_ptr<ExecutorSession> NewSession(const SessionOptions& options) override {
-    return NewRemoteSlurmSession(options, Name());
+    return NewSlurmSession(options, Name());
   }
   // `trtllm-run release`: the allocations persistent mode holds on SSH destinations.
   std::vector<HeldResource> ListHeld() const override {

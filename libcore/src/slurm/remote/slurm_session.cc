@@ -1,6 +1,9 @@
-// The remote Slurm session (slurm_remote_session.h): per SSH destination one master
-// connection, the shared stages of slurm_remote_stages.h run once, one shared watcher.
-#include "trtllm_run/sdk/slurm/remote_session.h"
+// The Slurm session of `run --cases` (sdk/slurm/session.h), for local_slurm and
+// remote_slurm alike: cases grouped by the scenario their Slurm tools run in (this host,
+// or one SSH destination), per group one scenario, the remote-only shared stages of
+// slurm_remote_stages.h run once where the scenario's files live on another host, and one
+// shared watcher.
+#include "trtllm_run/sdk/slurm/session.h"
 
 #include <atomic>
 #include <chrono>
@@ -17,7 +20,6 @@
 #include "slurm/remote/slurm_remote_stages.h"
 #include "slurm/submit/slurm_internal.h"
 #include "slurm/watch/shared_watcher.h"
-#include "trtllm_run/sdk/slurm/remote.h"
 #include "trtllm_run/sdk/slurm/submit.h"
 #include "trtllm_run/sdk/text.h"
 
@@ -133,8 +135,10 @@ std::string SpecExtra(const JobSpec& spec, const std::string& key) {
   return it == spec.extra.end() ? "" : it->second;
 }
 
-// What makes a different SSH connection.
+// What makes a different scenario: "" for this host; for a login node, whatever makes a
+// different SSH connection (never "").
 std::string DestinationKey(const JobSpec& spec) {
+  if (!internal::NamesLoginNode(spec)) return "";
   std::string key = spec.ssh_host + "\n" + spec.slurm_user;
   for (const char* extra : {"ssh_config_file", "ssh_port", "ssh_identity_file", "ssh_options"}) {
     key += "\n" + SpecExtra(spec, extra);
@@ -148,26 +152,33 @@ std::string Joined(const std::vector<std::string>& parts) {
   return key;
 }
 
-// One destination: its master connection, its shared stages and its watcher.
+// One destination: the scenario its Slurm tools run in (this host, or a login node over
+// its SSH master connection), its shared stages and its watcher.
 class Destination {
  public:
-  Destination(std::string where, std::unique_ptr<SshScenario> ssh, const SlurmWatchOptions& watch,
-              CancellationToken* cancel)
+  // `ssh` is the scenario when it is a login node, else null.
+  Destination(std::string where, std::unique_ptr<Scenario> scenario, SshScenario* ssh,
+              const SlurmWatchOptions& watch, CancellationToken* cancel)
       : where_(std::move(where)),
-        ssh_(std::move(ssh)),
-        watcher_(std::make_unique<SharedSlurmWatcher>(ssh_.get(), watch, cancel)) {}
+        scenario_(std::move(scenario)),
+        ssh_(ssh),
+        watcher_(std::make_unique<SharedSlurmWatcher>(scenario_.get(), watch, cancel)) {}
 
   ~Destination() {
     watcher_.reset();  // every job judged, its thread ended
-    ssh_->Close().IgnoreError();
+    if (ssh_ != nullptr) ssh_->Close().IgnoreError();
   }
 
-  // One case through the stages: shared ones once, its own transfer, its job.
+  // One case through the stages: where the scenario's files live on another host, the
+  // shared ones once and its own transfer; then its job.
   RunResult Run(const JobSpec& spec, const ExecContext& context, RunResult base) {
-    internal::StagedRun run{spec, context, ssh_.get(), where_, std::move(base), ""};
+    const bool files_elsewhere = scenario_->IsRemote();
+    internal::StagedRun run{spec,        context, scenario_.get(), where_, std::move(base),
+                            files_elsewhere ? "" : spec.script_path};
     auto submit = [&](const internal::SubmitRequest& request) {
       return SubmitAndWatch(spec, context, request);
     };
+    if (!files_elsewhere) return internal::RunJob(&run, submit);
     auto shared = [&](OnceByKey<SharedStep>* steps, const std::string& key,
                       const std::function<std::optional<RunResult>(internal::StagedRun*)>& stage) {
       return Apply(steps->Get(
@@ -197,7 +208,7 @@ class Destination {
 
   std::map<std::string, int> Counters() const {
     SlurmClientStats stats = watcher_->stats();
-    return {{"connections", ssh_->connections_opened()},
+    return {{"connections", connections()},
             {"preflights", preflights_.count()},
             {"work_dir_checks", work_dir_checks_.count()},
             {"repo_setups", repo_setups_.count()},
@@ -207,20 +218,23 @@ class Destination {
             {"jobs", watcher_->jobs()},
             {"controller_queries", stats.controller_queries},
             {"accounting_queries", stats.accounting_queries},
+            {"config_queries", stats.config_queries},
             {"log_copies", stats.log_fetches},
             {"log_streams", stats.stream_starts},
             {"cancels", stats.cancels}};
   }
 
-  int connections() const { return ssh_->connections_opened(); }
+  bool remote() const { return ssh_ != nullptr; }
+  int connections() const { return ssh_ == nullptr ? 0 : ssh_->connections_opened(); }
   const std::string& where() const { return where_; }
 
  private:
-  // sbatch over the master from the calling thread; the verdict from the shared watcher.
+  // sbatch through the scenario from the calling thread (many at once); the verdict from
+  // the shared watcher.
   RunResult SubmitAndWatch(const JobSpec& spec, const ExecContext& context,
                            internal::SubmitRequest request) {
     request.echo = false;  // the output is in the work dir; many jobs share the terminal
-    SlurmClient submitter(ssh_.get());
+    SlurmClient submitter(scenario_.get());
     internal::SubmitOutcome submitted = internal::SubmitJob(&submitter, spec, context, request);
     submits_ += submitter.stats().submits;
     if (!submitted.submitted) return submitted.result;
@@ -228,11 +242,12 @@ class Destination {
     return internal::FinishJob(submitted, judged, watcher_->stats(), spec, request);
   }
 
-  const std::string where_;
-  std::unique_ptr<SshScenario> ssh_;
+  const std::string where_;  // the SSH destination, "" for this host
+  std::unique_ptr<Scenario> scenario_;
+  SshScenario* const ssh_;  // scenario_ when it is a login node, else null
   OnceByKey<SharedStep> preflights_, work_dir_checks_, repo_setups_, build_jobs_;
   std::atomic<int> transfers_{0}, submits_{0};
-  std::unique_ptr<SharedSlurmWatcher> watcher_;  // after ssh_: ends before it
+  std::unique_ptr<SharedSlurmWatcher> watcher_;  // after scenario_: ends before it
 };
 
 // A destination once connected, or the verdict of the failed connection.
@@ -241,43 +256,49 @@ struct Connected {
   std::optional<RunResult> failure;
 };
 
-class RemoteSlurmSession : public ExecutorSession {
+class SlurmSession : public ExecutorSession {
  public:
-  RemoteSlurmSession(const SessionOptions& options, const std::string& executor)
+  SlurmSession(const SessionOptions& options, const std::string& executor)
       : cancel_(options.cancel ? options.cancel : &own_cancel_),
         progress_(options.progress),
         kill_grace_seconds_(options.kill_grace_seconds),
         executor_(executor) {}
 
-  ~RemoteSlurmSession() override {
+  ~SlurmSession() override {
     std::map<std::string, int> totals = Totals();
-    if (progress_ && totals["destinations"] > 0) {
+    const int remote = totals["remote_destinations"];
+    if (progress_ && remote > 0) {
       std::lock_guard<std::mutex> lock(progress_mu_);
-      *progress_ << "[" << executor_ << "] " << Summary(totals["destinations"]) << ": "
-                 << totals["connections"] << " SSH connection(s), " << totals["preflights"]
-                 << " preflight(s), " << totals["repo_setups"] << " repo setup(s), "
-                 << totals["build_jobs"] << " build job(s), " << totals["jobs"] << " job(s)"
-                 << std::endl;
+      *progress_ << "[" << executor_ << "] " << Summary(remote) << ": " << totals["connections"]
+                 << " SSH connection(s), " << totals["preflights"] << " preflight(s), "
+                 << totals["repo_setups"] << " repo setup(s), " << totals["build_jobs"]
+                 << " build job(s), " << totals["jobs"] << " job(s)" << std::endl;
     }
   }
 
   RunResult Execute(const JobSpec& spec, const ExecContext& context) override {
-    auto session = spec.executor_options.find(kRemoteSessionOption);
+    auto session = spec.executor_options.find(kSlurmSessionOption);
     if (session != spec.executor_options.end() && session->second == "per-case") {
       ++per_case_runs_;
       return ExecuteSlurmJob(spec, context);
     }
     auto started = Clock::now();
+    const bool login_node = internal::NamesLoginNode(spec);
     RunResult base = internal::BaseResult(spec);
     auto finish = [&](RunResult result) {
       result.duration_seconds = std::chrono::duration<double>(Clock::now() - started).count();
       if (result.finished_at.empty()) result.finished_at = NowIso8601();
       result.details["shared_session"] = "true";
-      result.details["ssh_host"] = spec.ssh_host;
+      result.details["shared_watcher"] = "true";
+      if (login_node) result.details["ssh_host"] = spec.ssh_host;
       return result;
     };
-    if (spec.remote_work_dir.empty()) {
+    if (login_node && spec.remote_work_dir.empty()) {
       return finish(internal::ErrorResult(base, "job_spec.json has no remote_work_dir",
+                                          "prepare the case with the " + executor_ + " executor"));
+    }
+    if (spec.script_path.empty()) {
+      return finish(internal::ErrorResult(base, "job_spec.json has no script_path",
                                           "prepare the case with the " + executor_ + " executor"));
     }
     Connected connected = connections_.Get(
@@ -293,12 +314,14 @@ class RemoteSlurmSession : public ExecutorSession {
     }
     Destination& destination = *connected.destination;
     RunResult result = destination.Run(spec, context, std::move(base));
-    const int connections = destination.connections();
-    result.details["ssh_connections"] = std::to_string(connections);
-    if (connections > 1) {  // the master died (sshd restart, network) and came back
-      result.notes.push_back("SSH: the connection to " + destination.where() +
-                             " was lost and re-established (" + std::to_string(connections) +
-                             " connections opened)");
+    if (destination.remote()) {
+      const int connections = destination.connections();
+      result.details["ssh_connections"] = std::to_string(connections);
+      if (connections > 1) {  // the master died (sshd restart, network) and came back
+        result.notes.push_back("SSH: the connection to " + destination.where() +
+                               " was lost and re-established (" + std::to_string(connections) +
+                               " connections opened)");
+      }
     }
     for (const auto& [key, value] : destination.Counters()) {
       result.details["session_" + key] = std::to_string(value);
@@ -313,21 +336,32 @@ class RemoteSlurmSession : public ExecutorSession {
   }
 
  private:
+  // The destination's scenario: this host's, or a login node's master connection.
   Connected Connect(const JobSpec& spec, const ExecContext& context, const RunResult& base) {
-    std::optional<RunResult> failed;
-    std::unique_ptr<SshScenario> ssh = internal::ConnectRemote(spec, context, base, &failed);
-    if (!ssh) return Connected{nullptr, std::move(failed)};
-    SlurmWatchOptions watch = WatchOptionsFor(*ssh);
-    auto destination = std::make_shared<Destination>(spec.ssh_host, std::move(ssh), watch, cancel_);
-    int count = 0;
+    std::unique_ptr<Scenario> scenario;
+    SshScenario* ssh = nullptr;
+    if (internal::NamesLoginNode(spec)) {
+      std::optional<RunResult> failed;
+      std::unique_ptr<SshScenario> connected = internal::ConnectRemote(spec, context, base, &failed);
+      if (!connected) return Connected{nullptr, std::move(failed)};
+      ssh = connected.get();
+      scenario = std::move(connected);
+    } else {
+      scenario = MakeLocalScenario();
+    }
+    SlurmWatchOptions watch = WatchOptionsFor(*scenario);
+    const std::string where = ssh != nullptr ? spec.ssh_host : "";
+    auto destination =
+        std::make_shared<Destination>(where, std::move(scenario), ssh, watch, cancel_);
+    int remote = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       destinations_.push_back(destination);
-      count = static_cast<int>(destinations_.size());
+      for (const auto& each : destinations_) remote += each->remote() ? 1 : 0;
     }
-    if (progress_) {
+    if (progress_ && ssh != nullptr) {
       std::lock_guard<std::mutex> lock(progress_mu_);
-      *progress_ << "[" << executor_ << "] " << Summary(count) << ": connected to " << spec.ssh_host
+      *progress_ << "[" << executor_ << "] " << Summary(remote) << ": connected to " << where
                  << std::endl;
     }
     return Connected{destination, std::nullopt};
@@ -358,12 +392,16 @@ class RemoteSlurmSession : public ExecutorSession {
       std::lock_guard<std::mutex> lock(mu_);
       destinations = destinations_;
     }
+    int remote = 0;
+    for (const auto& destination : destinations) remote += destination->remote() ? 1 : 0;
     std::map<std::string, int> totals = {{"destinations", static_cast<int>(destinations.size())},
+                                         {"remote_destinations", remote},
                                          {"watchers", static_cast<int>(destinations.size())},
                                          {"per_case_runs", per_case_runs_.load()}};
-    for (const char* key : {"connections", "preflights", "work_dir_checks", "repo_setups",
-                            "build_jobs", "transfers", "submits", "jobs", "controller_queries",
-                            "accounting_queries", "log_copies", "log_streams", "cancels"}) {
+    for (const char* key :
+         {"connections", "preflights", "work_dir_checks", "repo_setups", "build_jobs",
+          "transfers", "submits", "jobs", "controller_queries", "accounting_queries",
+          "config_queries", "log_copies", "log_streams", "cancels"}) {
       totals[key] = 0;
     }
     for (const auto& destination : destinations) {
@@ -386,13 +424,13 @@ class RemoteSlurmSession : public ExecutorSession {
 
 }  // namespace
 
-Status CheckRemoteSessionOptions(const std::map<std::string, std::string>& options,
-                                 const std::string& executor) {
+Status CheckSlurmSessionOptions(const std::map<std::string, std::string>& options,
+                                const std::string& executor) {
   for (const auto& [key, value] : options) {
-    if (key != kRemoteSessionOption) {
+    if (key != kSlurmSessionOption) {
       return Status::InvalidInput(
           "executor option '" + key + "' (executor_options): the " + executor +
-              " executor takes only '" + kRemoteSessionOption + "'",
+              " executor takes only '" + kSlurmSessionOption + "'",
           "use --executor-option session=shared (the default: one shared session per "
           "destination for run --cases) or session=per-case");
     }
@@ -406,9 +444,9 @@ Status CheckRemoteSessionOptions(const std::map<std::string, std::string>& optio
   return Status::Ok();
 }
 
-std::unique_ptr<ExecutorSession> NewRemoteSlurmSession(const SessionOptions& options,
-                                                       const std::string& executor) {
-  return std::make_unique<RemoteSlurmSession>(options, executor);
+std::unique_ptr<ExecutorSession> NewSlurmSession(const SessionOptions& options,
+                                                 const std::string& executor) {
+  return std::make_unique<SlurmSession>(options, executor);
 }
 
 }  // namespace trtllm_run
