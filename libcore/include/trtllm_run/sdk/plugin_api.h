@@ -30,7 +30,11 @@
 //     under sdk/): process, supervise/, commands/, input_limits, render, slurm/.
 // 14: Scenario::Run(Command, Deadline) and Scenario::Start(Command) (Command, Deadline,
 //     CommandOutput::timed_out); SlurmClientOptions::stream_output replaces start_stream.
-#define TRTLLM_RUN_PLUGIN_API_VERSION 15
+// 15: RunSlurmJob(spec, context, Scenario&), ExecuteSlurmJob and MakeHeldRunner replace
+//     the local/remote pairs.
+// 16: NewSlurmSession and CheckSlurmSessionOptions (sdk/slurm/session.h) replace
+//     NewLocalSlurmSession, NewRemoteSlurmSession and sdk/slurm/remote_session.h.
+#define TRTLLM_RUN_PLUGIN_API_VERSION 16
 #define TRTLLM_RUN_PLUGIN_ENTRY_POINT "trtllm_run_plugin_descriptor"
 
 namespace trtllm_run {

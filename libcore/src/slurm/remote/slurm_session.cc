@@ -173,8 +173,8 @@ class Destination {
   // shared ones once and its own transfer; then its job.
   RunResult Run(const JobSpec& spec, const ExecContext& context, RunResult base) {
     const bool files_elsewhere = scenario_->IsRemote();
-    internal::StagedRun run{spec,        context, scenario_.get(), where_, std::move(base),
-                            files_elsewhere ? "" : spec.script_path};
+    internal::StagedRun run{spec,   context,         scenario_.get(),
+                            where_, std::move(base), files_elsewhere ? "" : spec.script_path};
     auto submit = [&](const internal::SubmitRequest& request) {
       return SubmitAndWatch(spec, context, request);
     };
@@ -342,7 +342,8 @@ class SlurmSession : public ExecutorSession {
     SshScenario* ssh = nullptr;
     if (internal::NamesLoginNode(spec)) {
       std::optional<RunResult> failed;
-      std::unique_ptr<SshScenario> connected = internal::ConnectRemote(spec, context, base, &failed);
+      std::unique_ptr<SshScenario> connected =
+          internal::ConnectRemote(spec, context, base, &failed);
       if (!connected) return Connected{nullptr, std::move(failed)};
       ssh = connected.get();
       scenario = std::move(connected);
@@ -399,9 +400,9 @@ class SlurmSession : public ExecutorSession {
                                          {"watchers", static_cast<int>(destinations.size())},
                                          {"per_case_runs", per_case_runs_.load()}};
     for (const char* key :
-         {"connections", "preflights", "work_dir_checks", "repo_setups", "build_jobs",
-          "transfers", "submits", "jobs", "controller_queries", "accounting_queries",
-          "config_queries", "log_copies", "log_streams", "cancels"}) {
+         {"connections", "preflights", "work_dir_checks", "repo_setups", "build_jobs", "transfers",
+          "submits", "jobs", "controller_queries", "accounting_queries", "config_queries",
+          "log_copies", "log_streams", "cancels"}) {
       totals[key] = 0;
     }
     for (const auto& destination : destinations) {
