@@ -136,7 +136,7 @@ TEST_CASE("config trust: each key that chooses what runs or where is refused in 
   CHECK_THAT(section.stderr_text, Catch::Contains(setup.repo_config + ":4: 'ssh_host'"));
 }
 
-TEST_CASE("config trust: a checkout's harmless defaults apply; the user's config sets the rest",
+TEST_CASE("config trust: a checkout's harmless defaults apply, the user's config sets the rest",
           "[cli][config]") {
   TrustSetup setup;
   WriteTextFile(setup.repo_config,
@@ -211,7 +211,7 @@ TEST_CASE("config trust: config files writable by others or owned by another use
   }
 }
 
-TEST_CASE("config trust: a checkout's config may not be a symlink; the user's may",
+TEST_CASE("config trust: a checkout's config may not be a symlink, the user's may",
           "[cli][config]") {
   TrustSetup setup;
   const std::vector<std::string> direct = {"--scenario", "local_direct", "--custom-cmd", "echo hi"};

@@ -42,7 +42,7 @@ const char kCases[] =
 }  // namespace
 
 TEST_CASE(
-    "daily use: list shows the recent work dirs; --json; symlinks and control "
+    "daily use: list shows the recent work dirs, --json, symlinks and control "
     "characters are not trusted",
     "[cli][daily]") {
   TempDir repo("trtllm_list");
@@ -84,7 +84,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "daily use: logs prints a work dir's log escaped, --tail N, -f to the verdict; a "
+    "daily use: logs prints a work dir's log escaped, --tail N, -f to the verdict, a "
     "log symlinked out is refused",
     "[cli][daily]") {
   TempDir repo("trtllm_logs");

@@ -52,7 +52,7 @@ struct LocalCase {
 
 }  // namespace
 
-TEST_CASE("local_slurm: a passing job is PASSED; the job id is on disk at once", "[slurm]") {
+TEST_CASE("local_slurm: a passing job is PASSED, the job id is on disk at once", "[slurm]") {
   EnsureSlurm();
   LocalCase c("pass", {"echo hello from the job; echo '1 passed in 0.01s'"});
   RunResult r = c.Run();
@@ -154,7 +154,7 @@ TEST_CASE("local_slurm: an external scancel is CANCELLED, naming who", "[slurm]"
   CHECK(ExitCodeFor(r) == kExitCancelled);
 }
 
-TEST_CASE("local_slurm: SIGINT (the cancellation token) scancels; job gone; exit 130", "[slurm]") {
+TEST_CASE("local_slurm: SIGINT (the cancellation token) scancels, job gone, exit 130", "[slurm]") {
   EnsureSlurm();
   LocalCase c("sigint", {"echo running; sleep 600"});
   std::thread interrupter([&] {
@@ -323,7 +323,7 @@ TEST_CASE("local_slurm CLI: SIGINT to trtllm-run cancels the job: exit 130, gone
   CHECK(std::string(result["status"].GetString()) == "CANCELLED");
 }
 
-TEST_CASE("local_slurm CLI: persistent mode reuses one allocation; release ends it",
+TEST_CASE("local_slurm CLI: persistent mode reuses one allocation, release ends it",
           "[slurm][cli]") {
   EnsureSlurm();
   TempDir state("trtllm_slurm_state");  // a private allocation state dir

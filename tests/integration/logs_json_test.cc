@@ -21,7 +21,7 @@ CliRun Cli(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("logs --json prints the log as a valid JSON document; not with -f", "[cli][daily]") {
+TEST_CASE("logs --json prints the log as a valid JSON document, not with -f", "[cli][daily]") {
   TempDir repo("trtllm_logs_json");
   CliRun run = Cli({"run", "--custom-cmd", "echo one; printf '\\033[31mtwo\\377\\n'; echo three",
                     "--scenario", "local_direct", "--repo-root", repo.path()});

@@ -69,7 +69,7 @@ int MaxOverlap(const std::string& events) {
 
 }  // namespace
 
-TEST_CASE("run --cases: local_direct cases within --max-parallel-local; table, JSON, JUnit",
+TEST_CASE("run --cases: local_direct cases within --max-parallel-local, table, JSON, JUnit",
           "[cli][multi]") {
   TempDir repo("trtllm_cases");
   const std::string events = repo.path() + "/events";

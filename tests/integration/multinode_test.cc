@@ -89,8 +89,17 @@ struct TwoNodeRepo {
     if (behaviour == RankBehaviour::kFailRank3) {
       module += "    assert RANK != '3', f'rank {RANK} on {NODE} lost its peer'\n";
     } else if (behaviour == RankBehaviour::kHangOnGpunode2) {
+      // The hang line waits (60 s at most) until a localhost rank has printed its line:
+      // the hang stops the step at once, and the tests check both nodes' lines in the log.
       module +=
+          "    seen = os.path.join(os.path.dirname(os.path.abspath(__file__)), '.localhost_rank')\n"
+          "    if NODE == 'localhost':\n"
+          "        open(seen, 'w').close()\n"
           "    if NODE == 'gpunode2' and os.environ.get('SLURM_LOCALID') == '0':\n"
+          "        deadline = time.time() + 60\n"
+          "        while not os.path.exists(seen) and time.time() < deadline:\n"
+          "            time.sleep(0.1)\n"
+          "        time.sleep(1)\n"
           "        print(f'hang detected on {NODE}: no progress for 300 s', flush=True)\n"
           "        time.sleep(600)\n";
     }
@@ -262,7 +271,7 @@ TEST_CASE("multinode: a hang line on one node is HANG_DETECTED", "[slurm][multin
 }
 
 TEST_CASE(
-    "multinode: persistent mode holds a 2-node allocation whose steps run on both nodes; "
+    "multinode: persistent mode holds a 2-node allocation whose steps run on both nodes, "
     "release ends it",
     "[slurm][multinode][perf]") {
   EnsureSlurm();

@@ -67,7 +67,7 @@ TEST_CASE("planning errors: independent problems of one case come in one message
 
 TEST_CASE(
     "planning errors: three bad cases of a file in one message, each with its problems "
-    "and route; nothing submitted",
+    "and route, nothing submitted",
     "[cli][cases][slurm]") {
   TempDir repo("trtllm_cases_errors");
   const std::string cases = repo.path() + "/cases.yaml";

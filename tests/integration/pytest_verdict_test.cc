@@ -300,7 +300,7 @@ TEST_CASE("test ids that resolve in different directories are refused", "[cli][p
 }
 
 TEST_CASE(
-    "a plain cases list of ids: SKIPPED in the table and JUnit; PASSED + SKIPPED exit 0 "
+    "a plain cases list of ids: SKIPPED in the table and JUnit, PASSED + SKIPPED exit 0 "
     "and --rerun-failed leaves the skipped case alone",
     "[cli][pytest][daily]") {
   Tree tree;

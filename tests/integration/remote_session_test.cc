@@ -337,7 +337,7 @@ TEST_CASE("remote session: a failing shared build ends every case BUILD_FAILED",
 }
 
 TEST_CASE(
-    "remote session: Ctrl-C cancels every remote job of both destinations; all CANCELLED and gone",
+    "remote session: Ctrl-C cancels every remote job of both destinations, all CANCELLED and gone",
     "[slurm][sshd]") {
   EnsureSlurm();
   RemoteCases cases;

@@ -229,7 +229,7 @@ TEST_CASE("remote_slurm: key user: FAILED, HANG_DETECTED, TIMEOUT, OUT_OF_MEMORY
   }
 }
 
-TEST_CASE("remote_slurm: external scancel is CANCELLED; SIGINT scancels, job gone", "[sshd]") {
+TEST_CASE("remote_slurm: external scancel is CANCELLED, SIGINT scancels, job gone", "[sshd]") {
   EnsureSshd();
   OriginRepo origin;
   {
@@ -262,7 +262,7 @@ TEST_CASE("remote_slurm: external scancel is CANCELLED; SIGINT scancels, job gon
   }
 }
 
-TEST_CASE("remote_slurm: a dropped master connection is re-established; the watch resumes",
+TEST_CASE("remote_slurm: a dropped master connection is re-established, the watch resumes",
           "[sshd]") {
   EnsureSshd();
   OriginRepo origin;
@@ -285,7 +285,7 @@ TEST_CASE("remote_slurm: a dropped master connection is re-established; the watc
   CHECK(r.details["ssh_connections"] == "2");
 }
 
-TEST_CASE("remote_slurm: password user: PASSED; the password is in no argv, file or log",
+TEST_CASE("remote_slurm: password user: PASSED, the password is in no argv, file or log",
           "[sshd]") {
   EnsureSshd();
   OriginRepo origin("slurmpw");
@@ -415,7 +415,7 @@ TEST_CASE("remote_slurm CLI: key user, build job, PASSED through trtllm-run", "[
 }
 
 TEST_CASE(
-    "remote_slurm CLI: password user with --password-file; the password is in no argv, "
+    "remote_slurm CLI: password user with --password-file, the password is in no argv, "
     "file or log",
     "[sshd][cli]") {
   EnsureSshd();
@@ -482,7 +482,7 @@ TEST_CASE("remote_slurm CLI: SIGINT cancels the remote job: exit 130, gone from 
 }
 
 TEST_CASE(
-    "remote_slurm: release_allocation false holds the allocation for the next run; "
+    "remote_slurm: release_allocation false holds the allocation for the next run, "
     "release ends it",
     "[sshd]") {
   EnsureSshd();

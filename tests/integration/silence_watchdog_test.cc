@@ -118,7 +118,7 @@ TEST_CASE("silence watchdog: a bad --silence-timeout is exit 2 naming the flag a
   }
 }
 
-TEST_CASE("silence watchdog: plan shows the timeout; job_spec.json holds it in seconds",
+TEST_CASE("silence watchdog: plan shows the timeout, job_spec.json holds it in seconds",
           "[silence][cli]") {
   TempDir root;
   CliOptions options;

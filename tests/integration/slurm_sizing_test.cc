@@ -258,7 +258,7 @@ TEST_CASE("slurm without accounting (trtllm-noacct) through the CLI, with and wi
   }
 }
 
-TEST_CASE("slurm partition lists: batch,debug runs; an unknown member is named", "[slurm][cli]") {
+TEST_CASE("slurm partition lists: batch,debug runs, an unknown member is named", "[slurm][cli]") {
   EnsureSlurm();
   TempDir repo("trtllm_sizing");
   ExpectRefused(repo.path(), {"--partition", "batch,nosuch", "--custom-cmd", "echo hi"},

@@ -216,7 +216,7 @@ TEST_CASE("test list: every line form of a qa list runs as CI runs it", "[cli][p
   CHECK_THAT(xml, Catch::Contains("failures=\"0\""));
 }
 
-TEST_CASE("test list: TIMEOUT (N) is the test's own pytest-timeout; its expiry is TIMEOUT",
+TEST_CASE("test list: TIMEOUT (N) is the test's own pytest-timeout, its expiry is TIMEOUT",
           "[cli][pytest][list][timeout]") {
   Tree tree;
   CliRun run =

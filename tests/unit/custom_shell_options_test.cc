@@ -69,7 +69,7 @@ CommandOutput RunWithOptions(const std::string& workflow, const std::string& com
 
 }  // namespace
 
-TEST_CASE("custom commands: nounset, pipefail, ERR trap; other workflows plain bash -c",
+TEST_CASE("custom commands: nounset, pipefail, ERR trap, other workflows plain bash -c",
           "[render][custom]") {
   CHECK(CommandShellOptions("custom") == std::vector<std::string>{"-E", "-u", "-o", "pipefail"});
   for (const char* workflow : {"pytest", "bench", "eval", "perf_sanity"}) {
@@ -151,7 +151,7 @@ TEST_CASE("local_docker: the options are set just before a custom command", "[re
   CHECK(RenderDockerRun(in).payload == "false | cat");
 }
 
-TEST_CASE("the custom workflow's plan reads no models; bench's does", "[routing][custom]") {
+TEST_CASE("the custom workflow's plan reads no models, bench's does", "[routing][custom]") {
   CaseRequest custom;
   custom.custom_cmd = "true";
   Result<JobPlan> custom_plan = PlanCase(custom);

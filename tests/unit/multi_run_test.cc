@@ -26,7 +26,7 @@ std::string ParseError(const std::string& text, const std::string& origin = "cas
   return cases.status().ToString();
 }
 
-TEST_CASE("cases file: a YAML list; case keys > shared options", "[multi]") {
+TEST_CASE("cases file: a YAML list, case keys > shared options", "[multi]") {
   CaseRequest shared;
   shared.scenario = "local_slurm";
   shared.partition = "batch";
@@ -53,7 +53,7 @@ TEST_CASE("cases file: a YAML list; case keys > shared options", "[multi]") {
   CHECK(cases[1].request.custom_env == "GREETING='hi there'");
 }
 
-TEST_CASE("cases file: defaults < shared options < the case; JSON works too", "[multi]") {
+TEST_CASE("cases file: defaults < shared options < the case, JSON works too", "[multi]") {
   CaseRequest shared;
   shared.time_limit = "00:05:00";
   std::vector<CaseEntry> cases = Parse(

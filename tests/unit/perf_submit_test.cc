@@ -193,7 +193,7 @@ TEST_CASE("a launch script that disagrees with the plan names both values", "[pe
   }
 }
 
-TEST_CASE("TRTLLM_RUN_SUBMIT_TIMEOUT bounds submit.py; bad values are named", "[perf][submit]") {
+TEST_CASE("TRTLLM_RUN_SUBMIT_TIMEOUT bounds submit.py, bad values are named", "[perf][submit]") {
   const char* old = std::getenv("TRTLLM_RUN_SUBMIT_TIMEOUT");
   std::string saved = old ? old : "";
   ::unsetenv("TRTLLM_RUN_SUBMIT_TIMEOUT");

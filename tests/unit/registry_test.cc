@@ -353,7 +353,7 @@ TEST_CASE("missing plugin directories and files are reported by name", "[registr
   CHECK(registry.problems().size() == 2);
 }
 
-TEST_CASE("in-process registrations sit beside loaded plugins; names stay unique", "[registry]") {
+TEST_CASE("in-process registrations sit beside loaded plugins, names stay unique", "[registry]") {
   Registry registry;
   REQUIRE(registry
               .AddExecutor(Info("in_process"),

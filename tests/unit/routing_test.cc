@@ -380,7 +380,7 @@ TEST_CASE("routing: models root and models mount", "[routing]") {
   CHECK(local.llm_models_root.empty());
 }
 
-TEST_CASE("account and partition: caller, probe default, catalog; validated", "[routing]") {
+TEST_CASE("account and partition: caller, probe default, catalog, validated", "[routing]") {
   ClusterCatalog catalog = Catalog();
   const ClusterEntry* eos = catalog.FindByName("eos");
   SlurmEnv root = ProbeFixture("root.stream");

@@ -99,7 +99,7 @@ const std::string kAcc = "tests/integration/defs/accuracy/test_llm_api_pytorch.p
 
 }  // namespace
 
-TEST_CASE("required_devices 0 is CPU only; other counts stay positive", "[sizing][request]") {
+TEST_CASE("required_devices 0 is CPU only, other counts stay positive", "[sizing][request]") {
   CaseRequest r;
   REQUIRE(SetRequestField(&r, "required_devices", "0", "--required-devices").ok());
   CHECK(r.required_devices == 0);
@@ -180,7 +180,7 @@ TEST_CASE("GPUs asked for on a partition without GPU GRES are refused", "[sizing
   }
 }
 
-TEST_CASE("nothing asked for on a GPU-less partition: no --gres, a note; 0 is CPU only",
+TEST_CASE("nothing asked for on a GPU-less partition: no --gres, a note, 0 is CPU only",
           "[sizing][slurm]") {
   CaseRequest request{};
   request.custom_cmd = "./cpu_app";
@@ -228,7 +228,7 @@ TEST_CASE("more GPUs per node than the partition has are refused naming the fix"
   }
 }
 
-TEST_CASE("time_limit against the partition's MaxTime; monitor_timeout against it",
+TEST_CASE("time_limit against the partition's MaxTime, monitor_timeout against it",
           "[sizing][slurm]") {
   CaseRequest request;
   request.custom_cmd = "./app";

@@ -177,7 +177,7 @@ TEST_CASE("plan stage: multi-node stage, buildStageConfigs family, full:<GPU>/ w
   CHECK(AnyContains(plan.warnings, "split 3 of 3 gets no test to run"));
 }
 
-TEST_CASE("plan stage: keys from the target and --match; --test-db skips the table", "[stage]") {
+TEST_CASE("plan stage: keys from the target and --match, --test-db skips the table", "[stage]") {
   StageRequest request;
   request.stage = "A10-PyTorch-Post-Merge-2";
   StagePlan plan = Plan(request);

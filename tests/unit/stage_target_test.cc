@@ -116,7 +116,7 @@ TEST_CASE("stage target: typed GRES gives gpu, lower-cased", "[stage]") {
   CHECK(keys.warnings.empty());
 }
 
-TEST_CASE("plan stage: a Slurm partition is the target; --match still wins", "[stage]") {
+TEST_CASE("plan stage: a Slurm partition is the target, --match still wins", "[stage]") {
   StageRequest request;
   request.repo_root = (fs::path(TRTLLM_RUN_SOURCE_DIR) / "tests" / "fixtures" / "stage").string();
   request.stage = "DGX_B200-4_GPUs-PyTorch-1";

@@ -66,7 +66,7 @@ class LockHolder {
   int pid_ = 0;
 };
 
-TEST_CASE("WorkDirLock: one holder at a time; released on destruction", "[workdir][lock]") {
+TEST_CASE("WorkDirLock: one holder at a time, released on destruction", "[workdir][lock]") {
   ScratchDir dir;
   Result<std::unique_ptr<WorkDirLock>> first = WorkDirLock::Acquire(dir.path());
   REQUIRE(first.ok());
@@ -86,7 +86,7 @@ TEST_CASE("WorkDirLock: one holder at a time; released on destruction", "[workdi
   CHECK(WorkDirLock::Acquire(dir.path()).ok());
 }
 
-TEST_CASE("WorkDirLock: another process's lock names it; SIGKILL frees the lock",
+TEST_CASE("WorkDirLock: another process's lock names it, SIGKILL frees the lock",
           "[workdir][lock]") {
   ScratchDir dir;
   LockHolder holder(dir.path());
