@@ -63,7 +63,7 @@ const std::vector<MetricLine> kLines = {
     {"[Latency] P99", "p99_request_latency", "ms", false, false},
 };
 
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+bool IsSpaceOrTab(char c) { return c == ' ' || c == '\t'; }
 
 // The number at `text[pos]` (CI: -?[\d.]+, plus an exponent), or nullopt.
 std::optional<double> NumberAt(std::string_view text, std::size_t pos) {
@@ -95,10 +95,10 @@ std::optional<double> NumberAt(std::string_view text, std::size_t pos) {
 // The value after `label` at `at` in `line`: blanks, ':', blanks, a number.
 std::optional<double> ValueAfter(std::string_view line, std::size_t at, std::string_view label) {
   std::size_t pos = at + label.size();
-  while (pos < line.size() && IsBlank(line[pos])) ++pos;
+  while (pos < line.size() && IsSpaceOrTab(line[pos])) ++pos;
   if (pos >= line.size() || line[pos] != ':') return std::nullopt;
   ++pos;
-  while (pos < line.size() && IsBlank(line[pos])) ++pos;
+  while (pos < line.size() && IsSpaceOrTab(line[pos])) ++pos;
   return NumberAt(line, pos);
 }
 

@@ -64,13 +64,6 @@ std::vector<std::string> Lines(const Value& array) {
   return lines;
 }
 
-std::string Lower(std::string text) {
-  for (char& c : text) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return text;
-}
-
 bool IsGoodVerdict(const std::string& status) { return status == "PASSED" || status == "SKIPPED"; }
 
 Status ReadJson(const std::string& path, rapidjson::Document* doc) {
@@ -181,7 +174,7 @@ void AddTestCases(const Value& result, const std::string& group, ReportModel* mo
   for (const Value& test : Arr(result, "test_cases").GetArray()) {
     TestRow row;
     row.name = Str(test, "name");
-    row.outcome = Lower(Str(test, "outcome"));
+    row.outcome = AsciiLower(Str(test, "outcome"));
     row.group = group;
     row.message = CutText(Str(test, "message"), 240);
     model->tests.push_back(std::move(row));
@@ -213,7 +206,7 @@ void ReadSingleRun(const Value& doc, ReportModel* model) {
   if (model->tests.empty()) {
     TestRow row;
     row.name = name;
-    row.outcome = Lower(Str(doc, "status"));
+    row.outcome = AsciiLower(Str(doc, "status"));
     row.seconds = Num(doc, "duration_seconds");
     row.message = CutText(Str(doc, "reason"), 240);
     model->tests.push_back(row);
@@ -235,7 +228,7 @@ void ReadCases(const Value& doc, ReportModel* model) {
     scenarios.insert(Str(item, "scenario"));
     TestRow row;
     row.name = name;
-    row.outcome = Lower(Str(item, "status"));
+    row.outcome = AsciiLower(Str(item, "status"));
     row.group = "case " + std::to_string(Int(item, "index"));
     row.seconds = Num(item, "duration_seconds");
     if (has_result) row.message = CutText(Str(*result, "reason"), 240);
