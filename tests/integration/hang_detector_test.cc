@@ -454,7 +454,16 @@ TEST_CASE("hang detector, remote_slurm: the line, then SIGKILL (exit 137): HANG_
   RemoteJob job("rhangkill", {HangThenSelfKill()}, "");
   RunResult r = job.Run(30);
   CheckHangVerdict(r, job.progress.str());
-  CHECK(r.details["end_line_exit_code"] == "137");
+  // The streamed output shows the hang line within a follower tick, so the watcher's
+  // scancel can stop the job before its script writes the end line (seen once in a loaded
+  // sanitizer run; usually the job ends first). Either way the hang line wins; whenever the
+  // end line was written it carries the SIGKILL's 137.
+  INFO(r.reason);
+  if (r.details.count("end_line_exit_code") != 0) {
+    CHECK(r.details["end_line_exit_code"] == "137");
+  } else {
+    CHECK_THAT(r.reason, Catch::Contains("was cancelled with scancel"));
+  }
 }
 
 TEST_CASE("hang detector, remote_slurm: the line, then the step over its --mem: not OOM",
