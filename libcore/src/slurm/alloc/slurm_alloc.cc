@@ -438,14 +438,8 @@ RunResult JudgeHeldRun(const JobSpec& spec, const HeldAllocation& allocation,
   std::uint64_t log_bytes = 0;
   AddHeldLogEvidence(spec, log, end_token, follower, &e, &log_bytes);
   RunResult judged = JudgeSlurmJob(e);
-  result.status = judged.status;
+  TakeVerdict(judged, &result);
   result.reason = "in held allocation " + allocation.job_id + ": " + judged.reason;
-  result.exit_code = judged.exit_code;
-  result.signal = judged.signal;
-  result.user_interrupt = judged.user_interrupt;
-  result.cancelled_by = judged.cancelled_by;
-  result.diagnosis = judged.diagnosis;
-  result.errors.insert(result.errors.end(), judged.errors.begin(), judged.errors.end());
   result.notes.insert(result.notes.end(), judged.notes.begin(), judged.notes.end());
   for (const auto& [key, value] : judged.details) result.details[key] = value;
   result.log_file = log;

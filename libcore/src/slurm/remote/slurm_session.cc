@@ -100,16 +100,9 @@ std::optional<RunResult> Apply(const SharedStep& step, internal::StagedRun* run)
   }
   const RunResult& failure = *step.failure;
   RunResult result = run->base;
-  result.status = failure.status;
-  result.reason = failure.reason;
-  result.exit_code = failure.exit_code;
-  result.signal = failure.signal;
-  result.user_interrupt = failure.user_interrupt;
-  result.cancelled_by = failure.cancelled_by;
-  result.diagnosis = failure.diagnosis;
+  internal::TakeVerdict(failure, &result);
   result.log_file = failure.log_file;
   result.log_tail = failure.log_tail;
-  result.errors.insert(result.errors.end(), failure.errors.begin(), failure.errors.end());
   AddNotes(failure.notes, &result);
   for (const auto& [key, value] : failure.details) result.details[key] = value;
   result.finished_at = NowIso8601();

@@ -37,6 +37,11 @@ RunResult BaseResult(const JobSpec& spec);
 // findings (e.g. "Invalid generic resource") before `diagnosis`.
 RunResult ErrorResult(RunResult result, const std::string& reason, const std::string& diagnosis);
 
+// Gives `result` the verdict of `judged`: status, reason, exit code, signal, interrupt,
+// who cancelled, diagnosis, and judged's errors appended. Notes, details and log fields
+// stay the caller's to merge.
+void TakeVerdict(const RunResult& judged, RunResult* result);
+
 void Say(const ExecContext& context, const std::string& prefix, const std::string& line);
 
 // $TRTLLM_RUN_TEST_FIRST_POLL_DELAY in seconds, or 0.

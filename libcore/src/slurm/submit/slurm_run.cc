@@ -238,6 +238,17 @@ RunResult BaseResult(const JobSpec& spec) {
   return result;
 }
 
+void TakeVerdict(const RunResult& judged, RunResult* result) {
+  result->status = judged.status;
+  result->reason = judged.reason;
+  result->exit_code = judged.exit_code;
+  result->signal = judged.signal;
+  result->user_interrupt = judged.user_interrupt;
+  result->cancelled_by = judged.cancelled_by;
+  result->diagnosis = judged.diagnosis;
+  result->errors.insert(result->errors.end(), judged.errors.begin(), judged.errors.end());
+}
+
 RunResult ErrorResult(RunResult result, const std::string& reason, const std::string& diagnosis) {
   result.status = RunStatus::kError;
   result.reason = reason;
@@ -402,14 +413,7 @@ RunResult FinishJob(const SubmitOutcome& submitted, const RunResult& judged,
                     const SubmitRequest& request) {
   const SlurmWatchJob& job = submitted.job;
   RunResult result = submitted.result;
-  result.status = judged.status;
-  result.reason = judged.reason;
-  result.exit_code = judged.exit_code;
-  result.signal = judged.signal;
-  result.user_interrupt = judged.user_interrupt;
-  result.cancelled_by = judged.cancelled_by;
-  result.diagnosis = judged.diagnosis;
-  result.errors.insert(result.errors.end(), judged.errors.begin(), judged.errors.end());
+  TakeVerdict(judged, &result);
   result.notes.insert(result.notes.end(), judged.notes.begin(), judged.notes.end());
   result.details = judged.details;
   result.log_file = job.local_out;
