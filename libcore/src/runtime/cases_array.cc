@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <future>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "model/dir_util.h"
@@ -210,6 +211,10 @@ struct ArrayCaseState {
   internal::SubmitRequest request;
   internal::SubmitOutcome outcome;
   std::future<RunResult> verdict;
+  // The watcher's verdict once reached, held while the accounting catches up with this
+  // task's start and end (AccountingSettled).
+  std::optional<RunResult> judged;
+  Clock::time_point judged_at;
   Clock::time_point started;
   bool done = false;
 };
@@ -223,17 +228,40 @@ std::string AccountedTime(const std::string& text) {
 // of them (a task by its ARRAYJOB_TASK id: sacct resolves it, also after slurmdbd kept a
 // pending task under the array's own row A_[1-3%32]). A job without a row yet (slurmdbd
 // writes asynchronously) or without accounting on the cluster is left out.
-std::map<std::string, std::pair<std::string, std::string>> AccountedTimes(
-    SlurmClient* client, const std::vector<std::string>& ids) {
-  std::map<std::string, std::pair<std::string, std::string>> times;
+// std::nullopt when the accounting cannot be asked (none on the cluster, sacct failing).
+// (A type of this file's own: its map's code stays out of the library's exported symbols.)
+struct AccountedSpan {
+  std::string start;  // "" when unknown
+  std::string end;
+};
+using AccountedTimeMap = std::map<std::string, AccountedSpan>;
+std::optional<AccountedTimeMap> AccountedTimes(SlurmClient* client,
+                                               const std::vector<std::string>& ids) {
   Result<SlurmClient::Accounting> accounting = client->QueryAccounting(ids);
-  if (!accounting.ok()) return times;  // informational: the verdicts stand without them
+  if (!accounting.ok()) return std::nullopt;  // informational: the verdicts stand without
+  AccountedTimeMap times;
   for (const SlurmAcctRecord& record : accounting->records) {
     if (!record.step.empty()) continue;
     if (std::find(ids.begin(), ids.end(), record.id) == ids.end()) continue;
     times[record.id] = {AccountedTime(record.start), AccountedTime(record.end)};
   }
   return times;
+}
+
+// How long a judged task may wait for slurmdbd to record its start and end. slurmctld hands
+// them to slurmdbd asynchronously, so a task that just ended often has no row, or a row
+// without End, for a moment; its verdict does not depend on them.
+constexpr auto kAccountingCatchUp = std::chrono::seconds(5);
+
+// Whether a judged task's times are as complete as they will get: both known, or a row
+// that says it never started (cancelled while pending), or the accounting cannot be
+// asked, or the wait is over.
+bool AccountingSettled(const std::optional<AccountedTimeMap>& times, const std::string& id,
+                       Clock::time_point judged_at, Clock::time_point now) {
+  if (!times || now - judged_at >= kAccountingCatchUp) return true;
+  auto found = times->find(id);
+  if (found == times->end()) return false;  // no row yet
+  return found->second.start.empty() || !found->second.end.empty();
 }
 
 RunResult CancelledBeforeSubmit(const JobSpec& spec, const CancellationToken* cancel) {
@@ -465,38 +493,47 @@ std::map<std::string, std::string> RunArrayCases(Runtime& runtime,
   // The event loop: every verdict the watcher reaches is judged here, on this thread.
   bool arrays_cancelled = false;
   Clock::time_point next_progress = Clock::now();
+  Clock::time_point next_accounting = Clock::now();
   while (finished < cases.size()) {
     if (options.on_progress && Clock::now() >= next_progress) {
       std::size_t in_flight = 0;
-      for (const ArrayCaseState& state : cases) in_flight += !state.done && state.verdict.valid();
+      for (const ArrayCaseState& state : cases)
+        in_flight += !state.done && (state.verdict.valid() || state.judged);
       options.on_progress(CountArrayStates(watcher.StateCounts(), in_flight, finished));
       next_progress = Clock::now() + std::chrono::seconds(1);
     }
-    std::vector<ArrayCaseState*> ready;
+    const Clock::time_point now = Clock::now();
+    bool newly_judged = false;
     for (ArrayCaseState& state : cases) {
       if (state.done || !state.verdict.valid()) continue;
       if (state.verdict.wait_for(std::chrono::seconds(0)) != std::future_status::ready) continue;
-      ready.push_back(&state);
+      state.judged = state.verdict.get();
+      state.judged_at = now;
+      newly_judged = true;
     }
-    // The verdicts of this round share one accounting query for their start and end times.
-    std::vector<std::string> ready_ids;
-    for (const ArrayCaseState* state : ready) ready_ids.push_back(state->outcome.job.job_id);
-    const std::map<std::string, std::pair<std::string, std::string>> times =
-        ready.empty() ? std::map<std::string, std::pair<std::string, std::string>>()
-                      : AccountedTimes(&submitter, ready_ids);
-    for (ArrayCaseState* state : ready) {
-      RunResult judged = state->verdict.get();
-      RunResult result =
-          internal::FinishJob(state->outcome, judged, watcher.stats(), state->spec, state->request);
-      result.details["shared_watcher"] = "true";
-      auto accounted = times.find(state->outcome.job.job_id);
-      if (accounted != times.end()) {
-        if (!accounted->second.first.empty())
-          result.details["slurm_start"] = accounted->second.first;
-        if (!accounted->second.second.empty())
-          result.details["slurm_end"] = accounted->second.second;
+    // The judged tasks share one accounting query for their start and end times: at once
+    // for new verdicts, else every half second while some still wait for their rows.
+    std::vector<ArrayCaseState*> judged;
+    for (ArrayCaseState& state : cases)
+      if (!state.done && state.judged) judged.push_back(&state);
+    if (!judged.empty() && (newly_judged || now >= next_accounting || cancel->cancelled())) {
+      next_accounting = now + std::chrono::milliseconds(500);
+      std::vector<std::string> judged_ids;
+      for (const ArrayCaseState* state : judged) judged_ids.push_back(state->outcome.job.job_id);
+      const std::optional<AccountedTimeMap> times = AccountedTimes(&submitter, judged_ids);
+      for (ArrayCaseState* state : judged) {
+        const std::string& id = state->outcome.job.job_id;
+        if (!cancel->cancelled() && !AccountingSettled(times, id, state->judged_at, now)) continue;
+        RunResult result = internal::FinishJob(state->outcome, *state->judged, watcher.stats(),
+                                               state->spec, state->request);
+        result.details["shared_watcher"] = "true";
+        const AccountedSpan* span = nullptr;
+        if (times && times->count(id)) span = &times->at(id);
+        if (span && !span->start.empty()) result.details["slurm_start"] = span->start;
+        if (span && !span->end.empty()) result.details["slurm_end"] = span->end;
+        state->judged.reset();
+        done(*state, std::move(result));
       }
-      done(*state, std::move(result));
     }
     if (cancel->cancelled() && !arrays_cancelled && !array_ids.empty()) {
       arrays_cancelled = true;  // the whole arrays, pending tasks included, in one scancel
