@@ -93,15 +93,18 @@ awk -v ps="$plan_s" -v rs="$run_s" -v pr="$plan_rss" -v rr="$run_rss" 'BEGIN {
   printf "%-28s %14.2f %18.2f   (of the medians)\n", "ratio run / plan", rs / ps, rr / pr }'
 awk -v s="$paired_s" -v c="$paired_cpu" 'BEGIN {
   printf "%-28s %14.2f %18s %16.2f   (median of per-round ratios)\n", "paired ratio run / plan", s, "", c }'
-# Per round: run_i - plan_i - job_i and (run_i - job_i) / plan_i, wall time.
+# Per round: run_i - plan_i - job_i, (run_i - job_i) / plan_i and (plan_i + job_i) / plan_i
+# (the floor: the ratio of a `run` that added nothing to `plan` but its job), wall time.
 paste -d ' ' "$root/plan" "$root/run" "$root/job" |
-  awk '{ print $4 - $1 - $7, ($4 - $7) / $1 }' >"$root/beyond"
+  awk '{ print $4 - $1 - $7, ($4 - $7) / $1, ($1 + $7) / $1 }' >"$root/beyond"
 awk -v s="$(median "$root/job" 1)" 'BEGIN {
   printf "%-28s %14.1f\n", "the job alone (bash -c true)", s * 1000 }'
 awk -v s="$(median "$root/beyond" 1)" 'BEGIN {
   printf "%-28s %14.1f   (median per round)\n", "run - plan - job", s * 1000 }'
 awk -v r="$(median "$root/beyond" 2)" 'BEGIN {
   printf "%-28s %14.2f   (median per round)\n", "(run - job) / plan", r }'
+awk -v r="$(median "$root/beyond" 3)" 'BEGIN {
+  printf "%-28s %14.2f   (median per round: run adding nothing but the job)\n", "floor (plan + job) / plan", r }'
 echo "targets: paired wall ratio <= 1.3, RSS ratio <= 1.2; load average $(cut -d ' ' -f 1-3 /proc/loadavg)"
 echo "processes on this host: $(find /proc -maxdepth 1 -name "[0-9]*" 2>/dev/null | wc -l) (a scan of every process grows with them)"
 if [[ $check == 1 ]]; then

@@ -227,9 +227,6 @@ int RunMain(int argc, char** argv) {
   // The baseline file is read before anything runs: a bad one is exit 2, nothing started.
   Result<std::function<void(RunResult*)>> perf_check = PerfFinalizer(vm, nullptr);
   if (!perf_check.ok()) return Fail("run", perf_check.status());
-  // Opened while the plugins load, the case is planned and its job runs (every input was
-  // checked above); first used after the job.
-  HistoryOpening store("run", vm);
   Result<std::unique_ptr<Runtime>> runtime = MakeRuntime(vm);
   if (!runtime.ok()) return Fail("run", runtime.status());
   PrintPluginProblems(runtime.value()->registry());
@@ -237,6 +234,9 @@ int RunMain(int argc, char** argv) {
   CancellationToken cancel;
   ScopedSignalCancellation on_signal(&cancel, {SIGINT, SIGTERM, SIGHUP});
   RunOptions options = TerminalRunOptions(vm, &cancel, kill_grace);
+  // Opened while the case is planned and its job runs (every input was checked above);
+  // first used after the job.
+  HistoryOpening store("run", vm);
   Result<std::function<void(RunResult*)>> perf_gate = PerfFinalizer(vm, store);
   if (!perf_gate.ok()) return Fail("run", perf_gate.status());
   options.finalize = perf_gate.value();

@@ -102,7 +102,11 @@ Result<std::unique_ptr<WorkDirLock>> WorkDirLock::Acquire(const std::string& wor
 void WorkDirLock::RecordHolder() {
   std::string holder = "pid=" + std::to_string(::getpid()) + " host=" + HostName() +
                        " started=" + NowIso8601() + "\n";
-  if (::ftruncate(fd_, 0) == 0) {
+  // A new lock file is empty: truncating it anyway costs ext4 a journal handle and an
+  // orphan-list update (~0.1 ms of a run's few).
+  struct stat st;
+  const bool empty = ::fstat(fd_, &st) == 0 && st.st_size == 0;
+  if (empty || ::ftruncate(fd_, 0) == 0) {
     ssize_t ignored = ::pwrite(fd_, holder.data(), holder.size(), 0);
     (void)ignored;
   }
