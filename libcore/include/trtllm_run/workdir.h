@@ -7,7 +7,9 @@
 // over, whatever run_state.json says. `trtllm-run status / attach / cancel` read both.
 //
 // run_state.json keys (all optional except scenario):
-//   scenario, state ("starting" | "running" | "stopping" | "finished"), host,
+//   scenario, state ("starting" | "running" | "stopping" | "finished": the Slurm and Docker
+//   executors write "finished" once their job ended; local_direct leaves "running", its
+//   result.json following within milliseconds, to write each file once), host,
 //   supervisor_pid, supervisor_start_time, pid, pgid, pid_start_time, container_name,
 //   container_engine, job_id, log_file, started_at, updated_at, plus any string keys in
 //   `extra`. Process start times are /proc/<pid>/stat field 22 (clock ticks since boot):
