@@ -152,10 +152,10 @@ TEST_CASE("run weight: the job is started without a copy of trtllm-run (no fork)
 TEST_CASE("run weight: no work dir file is replaced or truncated by a local run", "[run_weight]") {
   TempDir root("run_weight_rename");
   const std::string trace = root.path() + "/strace.txt";
-  CliRun run = RunWrapped({"ASAN_OPTIONS=halt_on_error=1:detect_leaks=0", "strace", "-f", "-qq",
-                           "-y", "-e", "trace=rename,renameat,renameat2,truncate,ftruncate", "-o",
-                           trace},
-                          "run", root, "rename");
+  CliRun run =
+      RunWrapped({"ASAN_OPTIONS=halt_on_error=1:detect_leaks=0", "strace", "-f", "-qq", "-y", "-e",
+                  "trace=rename,renameat,renameat2,truncate,ftruncate", "-o", trace},
+                 "run", root, "rename");
   INFO(run.Describe());
   REQUIRE(run.exit_code == 0);
   const std::string work_dir = FindSingleWorkDir(root.path());
